@@ -1,0 +1,21 @@
+// Every bound rift enforces, by name. Crossing one refuses with `limit_exceeded`.
+
+export const FILE_BYTES_MAX = 4 * 1024 * 1024;
+export const WORKSPACE_FILES_MAX = 200_000;
+export const WORKSPACE_DEPTH_MAX = 64;
+export const RESULTS_MAX = 1000;
+export const GET_SYMBOL_LIMIT_DEFAULT = 5;
+export const SEARCH_LIMIT_DEFAULT = 20;
+export const NAME_LENGTH_MAX = 4096;
+export const PROJECT_PATH_BYTES_MAX = 4096;
+export const ID_LENGTH_MAX = 8192;
+export const SYNTAX_NODES_MAX = 250_000;
+export const SYNTAX_DEPTH_MAX = 512;
+export const CONFIG_BYTES_MAX = 256 * 1024;
+export const SOURCE_PATTERNS_MAX = 512;
+export const HOOKS_MAX = 32;
+export const WORKSPACE_PAGE_SOURCES_MAX = 1000;
+/** How long a read waits for the first index build before `temporarily_unavailable`. */
+export const INITIAL_INDEX_WAIT_MS = 120_000;
+/** Watcher events are coalesced for this long before an incremental batch runs. */
+export const WATCH_DEBOUNCE_MS = 15;
