@@ -25,6 +25,8 @@ export interface Declaration {
   itemSpan: ByteRange;
   /** Qualified name of the enclosing declaration, when that is itself a declaration. */
   container: string | null;
+  /** Grammar kind of the declaration node at `itemSpan` (`function_item`), when known. */
+  nodeKind?: string;
 }
 
 export interface SyntaxNode {
@@ -40,3 +42,6 @@ export interface FileSyntax {
   /** True when the tree holds ERROR or MISSING nodes. */
   hasErrors: boolean;
 }
+
+/** Languages a built-in syntax provider parses. */
+export const SYNTAX_LANGUAGES: ReadonlySet<string> = new Set<LanguageId>(['typescript', 'tsx', 'javascript', 'python', 'rust', 'go', 'java']);

@@ -1,0 +1,71 @@
+import { createRequire } from 'node:module';
+import { RiftError } from '../core/errors.ts';
+import { runIndex } from './index-command.ts';
+import { runSymbol } from './symbol-command.ts';
+import { runNodes } from './nodes-command.ts';
+import { runMcp } from './mcp-command.ts';
+import { UsageError } from './args.ts';
+
+// `rift <command>`: argument parsing and wiring only; each command lives in its own file.
+
+export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+export const HELP = `rift ${VERSION} — read and change code by meaning
+
+Usage:
+  rift index [--workspace DIR] [--json]        build or refresh the index in DIR/.rift
+  rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
+                                               find declarations by (qualified) name
+  rift nodes <path> <byte-offset> [--workspace DIR] [--json]
+                                               syntax nodes containing a byte offset
+  rift mcp [--workspace DIR]                   serve MCP over stdio (for agents)
+  rift --help | --version
+
+The workspace defaults to the current directory. Configuration: rift.toml at the
+workspace root (see docs/configuration.md). Tools: docs/mcp.md.
+`;
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(HELP);
+        return 0;
+      case '-V':
+      case '--version':
+        process.stdout.write(`rift ${VERSION}\n`);
+        return 0;
+      case 'index':
+        return await runIndex(rest);
+      case 'symbol':
+        return await runSymbol(rest);
+      case 'nodes':
+        return await runNodes(rest);
+      case 'mcp':
+        return await runMcp(rest, VERSION);
+      default:
+        process.stderr.write(`rift: unknown command '${command}'\n\n${HELP}`);
+        return 2;
+    }
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+/** Prints an error a person can act on; exit code 2 for usage, 1 otherwise. */
+export function reportError(err: unknown): number {
+  if (err instanceof RiftError) {
+    process.stderr.write(`rift: ${err.code}: ${err.message}\n`);
+    return err.code === 'invalid_request' ? 2 : 1;
+  }
+  if (err instanceof UsageError) {
+    process.stderr.write(`rift: ${err.message}\nRun 'rift --help' for usage.\n`);
+    return 2;
+  }
+  process.stderr.write(`rift: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return 1;
+}

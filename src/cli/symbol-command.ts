@@ -1,0 +1,41 @@
+import { Engine } from '../services/engine.ts';
+import { parse, UsageError, WORKSPACE } from './args.ts';
+
+// `rift symbol <name>`: declarations by name, as `path:line  kind name` rows.
+
+export async function runSymbol(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    { ...WORKSPACE, json: { type: 'boolean' }, limit: { type: 'string' }, page: { type: 'string' }, source: { type: 'boolean' } },
+    1,
+  );
+  const limit = values.limit === undefined ? 20 : Number(values.limit);
+  const page = values.page === undefined ? 0 : Number(values.page);
+  if (!Number.isInteger(limit) || !Number.isInteger(page) || page < 0) throw new UsageError('--limit and --page take whole numbers');
+  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  try {
+    const result = await engine.read.getSymbol({
+      name: positionals[0],
+      limit,
+      page_index: page,
+      include: values.source || values.json ? ['source'] : [],
+    });
+    if (values.json) {
+      process.stdout.write(JSON.stringify(result) + '\n');
+      return 0;
+    }
+    if (result.hits.length === 0) {
+      process.stderr.write(`no declaration matches '${positionals[0]}'\n`);
+      return 1;
+    }
+    for (const hit of result.hits) {
+      process.stdout.write(`${hit.path}:${hit.line}  ${hit.symbol.kind} ${hit.symbol.name}\n`);
+      if (hit.source) process.stdout.write(hit.source.text.replace(/^/gm, '    ') + '\n');
+    }
+    const { page_index, total_pages } = result.pagination;
+    if (total_pages > 1) process.stderr.write(`page ${page_index + 1} of ${total_pages} (--page N for more)\n`);
+    return 0;
+  } finally {
+    await engine.close();
+  }
+}

@@ -1,0 +1,80 @@
+import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
+import type { ParseItem, ParseOutcome } from './parse-job.ts';
+
+// A small pool of parse workers (one per core). Work is handed out in batches so a
+// worker never idles while another holds a long queue.
+
+const BATCH = 32;
+
+function workerUrl(): { url: URL; execArgv: string[] } {
+  const self = fileURLToPath(import.meta.url);
+  if (self.endsWith('.ts')) {
+    // Running from sources (tests, `tsx`): the worker needs the same TypeScript loader.
+    const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+    return { url: new URL('./parse-worker.ts', import.meta.url), execArgv: ['--import', loader] };
+  }
+  return { url: new URL('./parse-worker.js', import.meta.url), execArgv: [] };
+}
+
+export class WorkerPool {
+  private readonly workers: Worker[] = [];
+  private nextId = 1;
+
+  constructor(size = Math.max(1, Math.min(availableParallelism(), 8))) {
+    const { url, execArgv } = workerUrl();
+    for (let i = 0; i < size; i++) this.workers.push(new Worker(url, { execArgv }));
+  }
+
+  /** Parses every item; `onBatch` sees each finished batch in completion order. */
+  async run(
+    root: string,
+    maxFileBytes: number,
+    items: readonly ParseItem[],
+    onBatch: (results: ParseOutcome[]) => void,
+  ): Promise<void> {
+    let cursor = 0;
+    const next = (): ParseItem[] | null => {
+      if (cursor >= items.length) return null;
+      const batch = items.slice(cursor, cursor + BATCH);
+      cursor += batch.length;
+      return batch;
+    };
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        for (let batch = next(); batch; batch = next()) {
+          const results = await this.send(worker, root, maxFileBytes, batch);
+          onBatch(results);
+        }
+      }),
+    );
+  }
+
+  private send(worker: Worker, root: string, maxFileBytes: number, items: ParseItem[]): Promise<ParseOutcome[]> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const onMessage = (msg: { id: number; results: ParseOutcome[] }) => {
+        if (msg.id !== id) return;
+        cleanup();
+        resolve(msg.results);
+      };
+      const onError = (err: Error) => {
+        cleanup();
+        reject(err);
+      };
+      const cleanup = () => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+      };
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.postMessage({ id, root, maxFileBytes, items });
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}

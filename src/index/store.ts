@@ -1,0 +1,334 @@
+import Database from 'better-sqlite3';
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { treeRevision } from '../core/digest.ts';
+import { RiftError } from '../core/errors.ts';
+import type { Declaration } from '../syntax/types.ts';
+
+// The persistent index in `<workspace>/.rift/rift.db` (SQLite, WAL). better-sqlite3 is
+// synchronous, so a read that runs its queries without awaiting sees one committed state:
+// a batch commits in one transaction and no read can observe half of it.
+
+const SCHEMA_VERSION = '1';
+
+export interface StoredFile {
+  id: number;
+  path: string;
+  sha256: string;
+  size: number;
+  mtimeMs: number;
+  language: string | null;
+  /** True when a syntax provider parsed it (declarations are current). */
+  parsed: boolean;
+}
+
+type RawFile = Omit<StoredFile, 'parsed'> & { parsed: number };
+
+export interface FileUpdate {
+  path: string;
+  sha256: string;
+  size: number;
+  mtimeMs: number;
+  language: string | null;
+  bytes: Uint8Array | null;
+  declarations: Declaration[] | null;
+}
+
+export interface SymbolRow {
+  id: number;
+  path: string;
+  language: string;
+  name: string;
+  qname: string;
+  kind: string;
+  node_kind: string;
+  facets: string;
+  visibility: string | null;
+  container: string | null;
+  span_start: number;
+  span_end: number;
+  item_start: number;
+  item_end: number;
+  line: number;
+}
+
+export interface SymbolQuery {
+  query: string;
+  offset: number;
+  limit: number;
+}
+
+export class Store {
+  readonly db: Database.Database;
+  private readonly stmts: ReturnType<Store['prepare']>;
+
+  private constructor(db: Database.Database) {
+    this.db = db;
+    this.stmts = this.prepare();
+  }
+
+  /** Opens (creating when absent) the store under `<root>/.rift/`. */
+  static open(root: string): Store {
+    const dir = join(root, '.rift');
+    try {
+      if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+      const ignore = join(dir, '.gitignore');
+      if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
+      const db = new Database(join(dir, 'rift.db'));
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('temp_store = MEMORY');
+      db.pragma('cache_size = -65536');
+      Store.migrate(db);
+      return new Store(db);
+    } catch (e) {
+      throw new RiftError('storage_failure', [
+        ['file', '.rift/rift.db'],
+        ['io', (e as NodeJS.ErrnoException).code ?? (e as Error).message],
+      ]);
+    }
+  }
+
+  private static migrate(db: Database.Database): void {
+    db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
+    if (row && row.value === SCHEMA_VERSION) return;
+    db.exec(`
+      DROP TABLE IF EXISTS symbols_trigram;
+      DROP TABLE IF EXISTS symbols;
+      DROP TABLE IF EXISTS contents;
+      DROP TABLE IF EXISTS files;
+      CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ms REAL NOT NULL,
+        language TEXT,
+        parsed INTEGER NOT NULL
+      );
+      CREATE TABLE contents (file_id INTEGER PRIMARY KEY, bytes BLOB NOT NULL);
+      CREATE TABLE symbols (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        qname TEXT NOT NULL,
+        qname_lower TEXT NOT NULL,
+        name_lower TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        node_kind TEXT NOT NULL,
+        facets TEXT NOT NULL,
+        visibility TEXT,
+        container TEXT,
+        span_start INTEGER NOT NULL,
+        span_end INTEGER NOT NULL,
+        item_start INTEGER NOT NULL,
+        item_end INTEGER NOT NULL,
+        line INTEGER NOT NULL
+      );
+      CREATE INDEX symbols_file ON symbols(file_id);
+      CREATE INDEX symbols_name_lower ON symbols(name_lower);
+      CREATE INDEX symbols_qname_lower ON symbols(qname_lower);
+      CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, tokenize = 'trigram', detail = 'none');
+    `);
+    db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)`).run(SCHEMA_VERSION);
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      allFiles: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files ORDER BY path`),
+      anyUnder: db.prepare(`SELECT 1 AS x FROM files WHERE path >= ? AND path < ? LIMIT 1`),
+      fileByPath: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files WHERE path = ?`),
+      revisionRows: db.prepare(`SELECT path, sha256 FROM files ORDER BY path`),
+      insertFile: db.prepare(
+        `INSERT INTO files(path, sha256, size, mtime_ms, language, parsed) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
+           mtime_ms = excluded.mtime_ms, language = excluded.language, parsed = excluded.parsed
+         RETURNING id`,
+      ),
+      touchFile: db.prepare(`UPDATE files SET mtime_ms = ?, size = ? WHERE path = ?`),
+      deleteFile: db.prepare(`DELETE FROM files WHERE id = ?`),
+      putContent: db.prepare(`INSERT OR REPLACE INTO contents(file_id, bytes) VALUES (?, ?)`),
+      deleteContent: db.prepare(`DELETE FROM contents WHERE file_id = ?`),
+      content: db.prepare(`SELECT bytes FROM contents WHERE file_id = ?`),
+      symbolIdsOfFile: db.prepare(`SELECT id FROM symbols WHERE file_id = ?`),
+      deleteSymbols: db.prepare(`DELETE FROM symbols WHERE file_id = ?`),
+      deleteTrigram: db.prepare(`DELETE FROM symbols_trigram WHERE rowid = ?`),
+      insertSymbol: db.prepare(
+        `INSERT INTO symbols(file_id, name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
+           span_start, span_end, item_start, item_end, line)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertTrigram: db.prepare(`INSERT INTO symbols_trigram(rowid, qname_lower) VALUES (?, ?)`),
+      setMeta: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`),
+      getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
+      counts: db.prepare(
+        `SELECT (SELECT count(*) FROM files) AS files, (SELECT count(*) FROM files WHERE parsed = 1) AS parsed,
+                (SELECT count(*) FROM symbols) AS symbols`,
+      ),
+      symbolsOfFile: db.prepare(
+        `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
+                s.span_start, s.span_end, s.item_start, s.item_end, s.line
+         FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ? ORDER BY s.span_start, s.id`,
+      ),
+    };
+  }
+
+  files(): StoredFile[] {
+    return (this.stmts.allFiles.all() as RawFile[]).map((r) => ({ ...r, parsed: r.parsed === 1 }));
+  }
+
+  file(path: string): StoredFile | null {
+    const r = this.stmts.fileByPath.get(path) as RawFile | undefined;
+    return r ? { ...r, parsed: r.parsed === 1 } : null;
+  }
+
+  /** Whether the store holds any file below the directory `dir`. */
+  hasPathsUnder(dir: string): boolean {
+    return this.stmts.anyUnder.get(dir + '/', dir + '0') !== undefined;
+  }
+
+  content(fileId: number): Uint8Array | null {
+    const r = this.stmts.content.get(fileId) as { bytes: Buffer } | undefined;
+    return r ? r.bytes : null;
+  }
+
+  meta(key: string): string | null {
+    const r = this.stmts.getMeta.get(key) as { value: string } | undefined;
+    return r ? r.value : null;
+  }
+
+  counts(): { files: number; parsed: number; symbols: number } {
+    return this.stmts.counts.get() as { files: number; parsed: number; symbols: number };
+  }
+
+  /** Computes the tree revision of what the store holds. */
+  computeTreeRevision(): string {
+    return treeRevision(this.stmts.revisionRows.iterate() as Iterable<{ path: string; sha256: string }>);
+  }
+
+  /**
+   * Applies one batch in one transaction: upserts, metadata-only touches and deletions.
+   * Returns the new tree revision, which the caller publishes.
+   */
+  applyBatch(updates: readonly FileUpdate[], touches: readonly { path: string; mtimeMs: number; size: number }[], deletions: readonly string[]): string {
+    const s = this.stmts;
+    const run = this.db.transaction(() => {
+      for (const path of deletions) {
+        const f = this.file(path);
+        if (!f) continue;
+        this.dropSymbols(f.id);
+        s.deleteContent.run(f.id);
+        s.deleteFile.run(f.id);
+      }
+      for (const t of touches) s.touchFile.run(t.mtimeMs, t.size, t.path);
+      for (const u of updates) {
+        const parsed = u.declarations !== null;
+        const { id } = s.insertFile.get(u.path, u.sha256, u.size, u.mtimeMs, u.language, parsed ? 1 : 0) as { id: number };
+        this.dropSymbols(id);
+        if (u.bytes) s.putContent.run(id, Buffer.from(u.bytes.buffer, u.bytes.byteOffset, u.bytes.byteLength));
+        else s.deleteContent.run(id);
+        if (u.declarations && u.language && u.bytes) this.insertDeclarations(id, u.bytes, u.declarations);
+      }
+      const revision = this.computeTreeRevision();
+      s.setMeta.run('tree_revision', revision);
+      return revision;
+    });
+    return run();
+  }
+
+  private dropSymbols(fileId: number): void {
+    for (const r of this.stmts.symbolIdsOfFile.all(fileId) as { id: number }[]) this.stmts.deleteTrigram.run(r.id);
+    this.stmts.deleteSymbols.run(fileId);
+  }
+
+  private insertDeclarations(fileId: number, bytes: Uint8Array, declarations: readonly Declaration[]): void {
+    // Line numbers from one pass over the bytes.
+    const starts: number[] = [0];
+    for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a) starts.push(i + 1);
+    const lineOf = (offset: number): number => {
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo + 1;
+    };
+    for (const d of declarations) {
+      const qlower = d.qualifiedName.toLowerCase();
+      const info = this.stmts.insertSymbol.run(
+        fileId,
+        d.name,
+        d.qualifiedName,
+        qlower,
+        d.name.toLowerCase(),
+        d.kind,
+        d.nodeKind ?? d.kind,
+        d.facets.join(','),
+        d.visibility,
+        d.container,
+        d.span.start,
+        d.span.end,
+        d.itemSpan.start,
+        d.itemSpan.end,
+        lineOf(d.span.start),
+      );
+      this.stmts.insertTrigram.run(info.lastInsertRowid, qlower);
+    }
+  }
+
+  symbolsOfFile(path: string): SymbolRow[] {
+    return this.stmts.symbolsOfFile.all(path) as SymbolRow[];
+  }
+
+  /**
+   * Declarations whose qualified name contains the query (case-insensitive), ranked:
+   * exact qualified name, exact short name, case-insensitive equality, qualified-name
+   * suffix, other substring; ties by qualified name, path, span start, id.
+   */
+  findSymbols(q: SymbolQuery): { total: number; rows: SymbolRow[] } {
+    const lower = q.query.toLowerCase();
+    // The trigram index answers substring matches of three or more characters; shorter
+    // queries scan, which is still bounded by the symbol count.
+    const useTrigram = [...lower].length >= 3;
+    const escaped = lower.replace(/[\\%_]/g, (c) => '\\' + c);
+    const candidates = useTrigram
+      ? `SELECT rowid AS id FROM symbols_trigram WHERE qname_lower LIKE @like ESCAPE '\\'`
+      : `SELECT id FROM symbols WHERE instr(qname_lower, @lower) > 0`;
+    const params = { like: `%${escaped}%`, lower, query: q.query, len: lower.length };
+    const key = `${useTrigram}`;
+    const count = this.cached(`count:${key}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
+    if (count.n === 0 || q.offset >= count.n) return { total: count.n, rows: [] };
+    const rows = this.cached(
+      `page:${key}`,
+      `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
+              s.span_start, s.span_end, s.item_start, s.item_end, s.line,
+              CASE WHEN s.qname = @query THEN 0
+                   WHEN s.name = @query THEN 1
+                   WHEN s.qname_lower = @lower OR s.name_lower = @lower THEN 2
+                   WHEN substr(s.qname_lower, -@len) = @lower THEN 3
+                   ELSE 4 END AS rank
+       FROM (${candidates}) c JOIN symbols s ON s.id = c.id JOIN files f ON f.id = s.file_id
+       ORDER BY rank, s.qname, f.path, s.span_start, s.id
+       LIMIT @limit OFFSET @offset`,
+    ).all({ ...params, limit: q.limit, offset: q.offset }) as SymbolRow[];
+    return { total: count.n, rows };
+  }
+
+  private readonly statementCache = new Map<string, Database.Statement>();
+  private cached(key: string, sql: string): Database.Statement {
+    let s = this.statementCache.get(key);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statementCache.set(key, s);
+    }
+    return s;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

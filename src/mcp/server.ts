@@ -1,0 +1,55 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { invalidField } from '../core/errors.ts';
+import { log } from '../core/log.ts';
+import { parseInput } from '../protocol/validate.ts';
+import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
+import { wireError } from './errors.ts';
+
+// The MCP transport: the tool table over the SDK's low-level Server, so a failure reaches
+// the wire as a JSON-RPC error carrying ErrorData (the high-level McpServer drops `data`).
+
+export const SERVER_INSTRUCTIONS =
+  'Read the current workspace by meaning: get_symbol finds declarations by name with their exact source, ' +
+  'and nodes lists the witnessed syntax nodes at a byte position.';
+
+export function servedTools(): Array<{ name: string; description: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }> {
+  return TOOLS.map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: jsonSchema(t.input, 'input'),
+    outputSchema: jsonSchema(t.output, 'output'),
+  }));
+}
+
+export function createMcpServer(services: ToolServices, version: string): Server {
+  const server = new Server(
+    { name: 'rift', version },
+    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
+  );
+  const tools = servedTools();
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const def = TOOLS.find((t) => t.name === request.params.name);
+    const phase = def?.phase ?? 'read';
+    const started = performance.now();
+    try {
+      if (!def) throw invalidField('name', `unknown tool; served tools are ${TOOLS.map((t) => t.name).join(', ')}`);
+      const args = parseInput(def.input, request.params.arguments ?? {});
+      const result = (await def.handler(services, args as never)) as Record<string, unknown>;
+      log('debug', 'mcp.call', 'tool answered', { tool: def.name, elapsed_ms: Math.round(performance.now() - started) });
+      return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result };
+    } catch (err) {
+      const wire = wireError(err, phase);
+      log('info', 'mcp.call', 'tool failed', { tool: def?.name ?? 'unknown', code: (wire as Error & { data: { code: string } }).data.code });
+      throw wire;
+    }
+  });
+  return server;
+}
+
+export async function serveStdio(server: Server): Promise<void> {
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+}

@@ -1,0 +1,67 @@
+import { realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { RiftError } from '../core/errors.ts';
+import { log } from '../core/log.ts';
+import { ConfigLoader } from '../config/loader.ts';
+import { initSyntax } from '../syntax/runtime.ts';
+import { Store } from '../index/store.ts';
+import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
+import { ReadService } from './read-service.ts';
+
+// Everything one workspace needs, opened once: configuration, store, indexer, services.
+// The MCP server, the CLI commands and the agent all start here.
+
+export interface EngineOptions {
+  /** Keep the index current from filesystem events (servers do; one-shot CLI commands don't). */
+  watch: boolean;
+}
+
+export class Engine {
+  private constructor(
+    readonly root: string,
+    readonly config: ConfigLoader,
+    readonly indexer: Indexer,
+    readonly read: ReadService,
+  ) {}
+
+  static async open(workspace: string, options: EngineOptions): Promise<Engine> {
+    const root = canonicalRoot(workspace);
+    await initSyntax();
+    const config = new ConfigLoader(root);
+    const store = Store.open(root);
+    const indexer = new Indexer(root, config, store);
+    const engine = new Engine(root, config, indexer, new ReadService(root, config, indexer));
+    if (options.watch) await indexer.watch();
+    return engine;
+  }
+
+  /** Builds (or refreshes) the index under the current configuration, logging an `index.build` span. */
+  async build(onProgress?: (p: BuildProgress) => void): Promise<BuildStats> {
+    const stats = await this.indexer.ensureBuilt(this.config.current().config, onProgress);
+    log('info', 'index.build', 'index built', {
+      files: stats.files,
+      parsed: stats.parsed,
+      symbols: stats.symbols,
+      reparsed: stats.reparsed,
+      elapsed_ms: stats.elapsedMs,
+    });
+    return stats;
+  }
+
+  async close(): Promise<void> {
+    await this.indexer.close();
+  }
+}
+
+function canonicalRoot(workspace: string): string {
+  const abs = resolve(workspace);
+  try {
+    if (!statSync(abs).isDirectory()) throw new Error('not a directory');
+    return realpathSync(abs);
+  } catch {
+    throw new RiftError('resource_not_found', [
+      ['workspace', workspace],
+      ['requires', 'an existing directory'],
+    ]);
+  }
+}

@@ -1,0 +1,137 @@
+// The tree-sitter runtime: one wasm module, seven grammars, one parser per thread.
+//
+// `initSyntax()` is async (wasm instantiation); everything after it is synchronous. Every
+// parse goes through `withTree`, which enforces the size bounds and always frees the tree.
+
+import { createRequire } from 'node:module';
+import { Language, Parser, type Node, type Tree } from 'web-tree-sitter';
+import { SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../core/limits.ts';
+import { SourceText } from './text.ts';
+import type { LanguageId } from './types.ts';
+
+export const LANGUAGE_IDS: readonly LanguageId[] = ['typescript', 'tsx', 'javascript', 'python', 'rust', 'go', 'java'];
+
+const GRAMMAR_FILES: Record<LanguageId, string> = {
+  typescript: 'tree-sitter-typescript.wasm',
+  tsx: 'tree-sitter-tsx.wasm',
+  javascript: 'tree-sitter-javascript.wasm',
+  python: 'tree-sitter-python.wasm',
+  rust: 'tree-sitter-rust.wasm',
+  go: 'tree-sitter-go.wasm',
+  java: 'tree-sitter-java.wasm',
+};
+
+/** Thrown when a file's tree crosses SYNTAX_NODES_MAX or SYNTAX_DEPTH_MAX; the caller skips the file. */
+export class SyntaxLimitError extends Error {
+  readonly limit: 'nodes' | 'depth';
+  readonly maximum: number;
+  readonly observed: number;
+  constructor(limit: 'nodes' | 'depth', maximum: number, observed: number) {
+    super(`syntax tree too large: ${limit} ${observed} exceeds ${maximum}`);
+    this.name = 'SyntaxLimitError';
+    this.limit = limit;
+    this.maximum = maximum;
+    this.observed = observed;
+  }
+}
+
+let initializing: Promise<void> | null = null;
+let parser: Parser | null = null;
+let current: LanguageId | null = null;
+const languages = new Map<LanguageId, Language>();
+
+/** Loads the runtime and all grammars. Idempotent; safe to call from any thread and any cwd. */
+export function initSyntax(): Promise<void> {
+  if (initializing === null) {
+    initializing = load().catch((err: unknown) => {
+      initializing = null; // a later call may retry
+      throw err;
+    });
+  }
+  return initializing;
+}
+
+async function load(): Promise<void> {
+  // Resolve from this module, not the cwd: workers and CLI runs start anywhere.
+  const require = createRequire(import.meta.url);
+  const runtimeWasm = require.resolve('web-tree-sitter/tree-sitter.wasm');
+  await Parser.init({ locateFile: () => runtimeWasm });
+  const loaded = await Promise.all(
+    LANGUAGE_IDS.map(async (id) => {
+      const file = require.resolve(`@vscode/tree-sitter-wasm/wasm/${GRAMMAR_FILES[id]}`);
+      return [id, await Language.load(file)] as const;
+    }),
+  );
+  for (const [id, language] of loaded) languages.set(id, language);
+  parser = new Parser();
+}
+
+export function isSyntaxReady(): boolean {
+  return parser !== null;
+}
+
+/** The loaded grammar for a language (after `initSyntax`). */
+export function grammar(language: LanguageId): Language {
+  const found = languages.get(language);
+  if (found === undefined || parser === null) throw new Error('syntax runtime not initialized: call initSyntax() first');
+  return found;
+}
+
+/** Chunk size handed to the parser per read; below the binding's 10 KiB transfer buffer. */
+const CHUNK = 4096;
+
+/**
+ * Parses `bytes` (valid UTF-8) and runs `fn` on the tree; the tree is freed afterwards even
+ * when `fn` throws. Throws SyntaxLimitError when the tree is too large or too deep.
+ */
+export function withTree<T>(language: LanguageId, bytes: Uint8Array, fn: (tree: Tree, source: SourceText) => T): T {
+  const lang = grammar(language);
+  const p = parser!;
+  if (current !== language) {
+    p.setLanguage(lang);
+    current = language;
+  }
+  const source = new SourceText(bytes);
+  const text = source.text;
+  const tree = p.parse((index: number) => {
+    if (index >= text.length) return undefined;
+    let end = Math.min(index + CHUNK, text.length);
+    // Never end a chunk between the halves of a surrogate pair.
+    const last = text.charCodeAt(end - 1);
+    if (last >= 0xd800 && last <= 0xdbff && end < text.length) end -= 1;
+    return text.slice(index, end);
+  });
+  if (tree === null) throw new Error(`tree-sitter returned no tree for a ${language} file`);
+  try {
+    checkBounds(tree.rootNode);
+    return fn(tree, source);
+  } finally {
+    tree.delete();
+  }
+}
+
+function checkBounds(root: Node): void {
+  const count = root.descendantCount;
+  if (count > SYNTAX_NODES_MAX) throw new SyntaxLimitError('nodes', SYNTAX_NODES_MAX, count);
+  if (count <= SYNTAX_DEPTH_MAX) return;
+  // A subtree of k nodes is at most k - 1 edges deep, so only subtrees large enough to
+  // cross the bound are entered: the walk touches a thin spine, not the whole tree.
+  const cursor = root.walk();
+  try {
+    let depth = 0;
+    for (;;) {
+      const node = cursor.currentNode;
+      if (depth > SYNTAX_DEPTH_MAX) throw new SyntaxLimitError('depth', SYNTAX_DEPTH_MAX, depth);
+      if (depth + node.descendantCount - 1 > SYNTAX_DEPTH_MAX && cursor.gotoFirstChild()) {
+        depth++;
+        continue;
+      }
+      while (!cursor.gotoNextSibling()) {
+        if (!cursor.gotoParent()) return;
+        depth--;
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+}

@@ -1,0 +1,198 @@
+import { constants, closeSync, fstatSync, openSync, readSync, realpathSync, type Stats } from 'node:fs';
+import { open, realpath, type FileHandle } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
+import { join } from 'node:path';
+import { sha256Hex } from '../core/digest.ts';
+import { underFloor } from '../core/path.ts';
+
+// Reading one source file safely: never through a symlink (final or intermediate component),
+// never blocking on a FIFO, never more than the byte bound, and only UTF-8 without NUL
+// (reference F.2 rules 20–22: such files are left out of the index, not fatal).
+
+export type ReadFailure = 'missing' | 'too_large' | 'not_utf8' | 'nul_byte' | 'symlink' | 'not_regular' | 'unreadable';
+
+export type ReadOutcome =
+  | { ok: true; bytes: Uint8Array; /** full hex, internal only */ sha256: string; mtimeMs: number }
+  | { ok: false; reason: ReadFailure };
+
+/** Whether bytes can be served as source text. A NUL byte is reported before invalid UTF-8. */
+export function classifyBytes(bytes: Uint8Array): 'ok' | 'not_utf8' | 'nul_byte' {
+  if (bytes.indexOf(0) >= 0) return 'nul_byte';
+  return isUtf8(bytes) ? 'ok' : 'not_utf8';
+}
+
+// O_NONBLOCK keeps opening a FIFO from waiting for a writer; it does not affect regular files.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const CHUNK = 64 * 1024;
+/** One-byte growth probe for the synchronous reader (never shared across an await). */
+const PROBE = Buffer.alloc(1);
+
+// eslint-disable-next-line no-control-regex
+const MALFORMED = /[\u0000-\u001f\u007f\\]|^\/|\/\/|\/$|(?:^|\/)\.\.?(?:\/|$)/;
+
+/** A shape failure, or null when the path may be opened below the root. */
+function shapeFailure(path: string): ReadOutcome | null {
+  if (path.length === 0 || MALFORMED.test(path)) return { ok: false, reason: 'unreadable' };
+  if (underFloor(path)) return { ok: false, reason: 'missing' };
+  return null;
+}
+
+function errnoOutcome(e: unknown): ReadOutcome {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, reason: 'missing' };
+  // O_NOFOLLOW on a symlink: ELOOP on Linux and macOS, EMLINK on FreeBSD.
+  if (code === 'ELOOP' || code === 'EMLINK') return { ok: false, reason: 'symlink' };
+  if (code === 'ENXIO' || code === 'EISDIR') return { ok: false, reason: 'not_regular' };
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EIO' || code === 'EBUSY') return { ok: false, reason: 'unreadable' };
+  throw e;
+}
+
+function parentOf(path: string): string | null {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? null : path.slice(0, slash);
+}
+
+// The real path of each workspace root, resolved once: a stale entry can only make reads
+// refuse ('symlink'), never let one escape.
+const realRoots = new Map<string, string>();
+
+async function realRootOf(root: string): Promise<string> {
+  let r = realRoots.get(root);
+  if (r === undefined) {
+    r = await realpath(root);
+    realRoots.set(root, r);
+  }
+  return r;
+}
+
+function realRootOfSync(root: string): string {
+  let r = realRoots.get(root);
+  if (r === undefined) {
+    r = realpathSync.native(root);
+    realRoots.set(root, r);
+  }
+  return r;
+}
+
+/** The parent directory must resolve to itself under the real root: no symlinked component. */
+function parentOutcome(realRoot: string, realParent: string, parent: string): ReadOutcome | null {
+  return realParent === join(realRoot, parent) ? null : { ok: false, reason: 'symlink' };
+}
+
+function statOutcome(st: Stats, maxFileBytes: number): ReadOutcome | null {
+  if (!st.isFile()) return { ok: false, reason: 'not_regular' };
+  if (st.size > maxFileBytes) return { ok: false, reason: 'too_large' };
+  return null;
+}
+
+/** A larger read buffer (the file grew after its stat), never beyond the bound plus one byte. */
+function grow(buf: Buffer, maxFileBytes: number): Buffer {
+  const next = Buffer.allocUnsafeSlow(Math.min(maxFileBytes + 1, buf.length + Math.max(buf.length, CHUNK, 1)));
+  buf.copy(next, 0, 0, buf.length);
+  return next;
+}
+
+function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number): ReadOutcome {
+  if (total > maxFileBytes) return { ok: false, reason: 'too_large' };
+  // Unpooled memory: the bytes own their ArrayBuffer (exactly, unless the file grew while read).
+  const bytes = total === buf.length ? buf : buf.subarray(0, total);
+  const kind = classifyBytes(bytes);
+  if (kind !== 'ok') return { ok: false, reason: kind };
+  return { ok: true, bytes, sha256: sha256Hex(bytes), mtimeMs };
+}
+
+export async function readSourceFile(root: string, path: string, maxFileBytes: number): Promise<ReadOutcome> {
+  const shape = shapeFailure(path);
+  if (shape) return shape;
+  const parent = parentOf(path);
+  if (parent !== null) {
+    try {
+      const [realRoot, realParent] = await Promise.all([realRootOf(root), realpath(join(root, parent))]);
+      const bad = parentOutcome(realRoot, realParent, parent);
+      if (bad) return bad;
+    } catch (e) {
+      return errnoOutcome(e);
+    }
+  }
+  let fh: FileHandle;
+  try {
+    fh = await open(join(root, path), OPEN_FLAGS);
+  } catch (e) {
+    return errnoOutcome(e);
+  }
+  try {
+    const st = await fh.stat();
+    const bad = statOutcome(st, maxFileBytes);
+    if (bad) return bad;
+    // Read exactly the stated size, then probe for growth after the stat: read to EOF, but
+    // never past the bound.
+    let buf: Buffer = Buffer.allocUnsafeSlow(st.size);
+    let total = 0;
+    for (;;) {
+      if (total === buf.length) {
+        if (total > maxFileBytes) break;
+        const probe = Buffer.allocUnsafe(1);
+        if ((await fh.read(probe, 0, 1, null)).bytesRead === 0) break;
+        buf = grow(buf, maxFileBytes);
+        buf[total++] = probe[0];
+        continue;
+      }
+      const { bytesRead } = await fh.read(buf, total, buf.length - total, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+    }
+    return finish(buf, total, maxFileBytes, st.mtimeMs);
+  } catch (e) {
+    return errnoOutcome(e);
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+export function readSourceFileSync(root: string, path: string, maxFileBytes: number): ReadOutcome {
+  const shape = shapeFailure(path);
+  if (shape) return shape;
+  const parent = parentOf(path);
+  if (parent !== null) {
+    try {
+      const bad = parentOutcome(realRootOfSync(root), realpathSync.native(join(root, parent)), parent);
+      if (bad) return bad;
+    } catch (e) {
+      return errnoOutcome(e);
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(join(root, path), OPEN_FLAGS);
+  } catch (e) {
+    return errnoOutcome(e);
+  }
+  try {
+    const st = fstatSync(fd);
+    const bad = statOutcome(st, maxFileBytes);
+    if (bad) return bad;
+    let buf: Buffer = Buffer.allocUnsafeSlow(st.size);
+    let total = 0;
+    for (;;) {
+      if (total === buf.length) {
+        if (total > maxFileBytes) break;
+        if (readSync(fd, PROBE, 0, 1, null) === 0) break;
+        buf = grow(buf, maxFileBytes);
+        buf[total++] = PROBE[0];
+        continue;
+      }
+      const bytesRead = readSync(fd, buf, total, buf.length - total, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+    }
+    return finish(buf, total, maxFileBytes, st.mtimeMs);
+  } catch (e) {
+    return errnoOutcome(e);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
+}

@@ -1,0 +1,187 @@
+import { readdir } from 'node:fs/promises';
+import { lstatSync, type Dirent } from 'node:fs';
+import { join } from 'node:path';
+import { limitExceeded } from '../core/errors.ts';
+import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
+import type { SourcePolicy, Visibility } from './visibility.ts';
+
+// The walk of the working tree: every visible regular file with its size and mtime.
+// Never follows symlinks, skips FIFOs/sockets/devices, prunes invisible directories before
+// reading them, and bounds depth, per-file size and file count (reference F.2 rules 20–21).
+
+export interface FileEntry {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export type SkipReason = 'symlink' | 'not_regular' | 'too_large' | 'depth';
+
+export interface SkippedEntry {
+  path: string;
+  reason: SkipReason;
+}
+
+export interface WalkResult {
+  /** Sorted by path in byte (UTF-8 / code point) order. */
+  files: FileEntry[];
+  /** Visible entries that were not taken, sorted by path. */
+  skipped: SkippedEntry[];
+}
+
+const WALK_CONCURRENCY = 16;
+
+/**
+ * Order two project paths as their UTF-8 bytes compare. UTF-16 code-unit order (what `<`
+ * does) differs from code point order only between surrogates and U+E000..U+FFFF.
+ */
+export function compareProjectPaths(a: string, b: string): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      if (x >= 0xd800 && y >= 0xd800) return fixup(x) - fixup(y);
+      return x - y;
+    }
+  }
+  return a.length - b.length;
+}
+
+function fixup(c: number): number {
+  return c >= 0xe000 ? c - 0x800 : c + 0x2000;
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** Sort entries by path in byte order; plain code-unit order when no path has a surrogate. */
+function sortByPath<T extends { path: string }>(entries: T[]): void {
+  if (entries.some((e) => SURROGATE.test(e.path))) entries.sort((a, b) => compareProjectPaths(a.path, b.path));
+  else entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * Run queued jobs with at most `concurrency` in flight; a job may enqueue more. Resolves when
+ * the queue is drained; the first failure stops scheduling and is rethrown once in-flight
+ * jobs have settled.
+ */
+export async function drainQueue<T>(queue: T[], concurrency: number, run: (job: T) => Promise<void>): Promise<void> {
+  let active = 0;
+  let failed = false;
+  let failure: unknown;
+  await new Promise<void>((resolve) => {
+    const pump = (): void => {
+      while (!failed && active < concurrency && queue.length > 0) {
+        const job = queue.pop() as T;
+        active++;
+        run(job).then(
+          () => {
+            active--;
+            pump();
+          },
+          (e: unknown) => {
+            if (!failed) {
+              failed = true;
+              failure = e;
+            }
+            active--;
+            pump();
+          },
+        );
+      }
+      if (active === 0 && (failed || queue.length === 0)) resolve();
+    };
+    pump();
+  });
+  if (failed) throw failure;
+}
+
+interface DirJob {
+  rel: string;
+  depth: number;
+}
+
+function isVanished(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'EPERM' || code === 'ELOOP';
+}
+
+/** How long the walk may hold the event loop before it yields. */
+const SLICE_MS = 8;
+const CHECK_EVERY = 64;
+
+/**
+ * Directory listings run asynchronously (bounded concurrency, so slow filesystems overlap);
+ * the per-entry work (visibility, and `lstat` for size and mtime) runs synchronously in
+ * slices that yield to the event loop every few milliseconds. Measured here, a promise per
+ * `lstat` costs 3–4× a synchronous one, and the stats dominate a walk.
+ */
+export async function walkWorkspace(root: string, visibility: Visibility, policy: SourcePolicy): Promise<WalkResult> {
+  const files: FileEntry[] = [];
+  const skipped: SkippedEntry[] = [];
+  let visibleFiles = 0;
+  let sliceStart = performance.now();
+
+  const statFile = (path: string): void => {
+    visibleFiles++;
+    // Past the limit only the count matters (it is the limit's evidence): no more stats.
+    if (visibleFiles > policy.maxFiles) return;
+    let st;
+    try {
+      st = lstatSync(join(root, path));
+    } catch (e) {
+      if (isVanished(e)) {
+        visibleFiles--;
+        return;
+      }
+      throw e;
+    }
+    if (st.isSymbolicLink()) skipped.push({ path, reason: 'symlink' });
+    else if (st.isDirectory()) visibleFiles--; // replaced mid-walk; the watcher reports it
+    else if (!st.isFile()) skipped.push({ path, reason: 'not_regular' });
+    else if (st.size > policy.maxFileBytes) skipped.push({ path, reason: 'too_large' });
+    else files.push({ path, size: st.size, mtimeMs: st.mtimeMs });
+  };
+
+  const visit = async (job: DirJob, queue: DirJob[]): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(job.rel === '' ? root : join(root, job.rel), { withFileTypes: true });
+    } catch (e) {
+      if (job.rel !== '' && isVanished(e)) return; // removed or unreadable mid-walk
+      throw e;
+    }
+    for (let i = 0; i < entries.length; i++) {
+      if (i % CHECK_EVERY === CHECK_EVERY - 1 && performance.now() - sliceStart > SLICE_MS) {
+        await new Promise<void>((r) => setImmediate(r));
+        sliceStart = performance.now();
+      }
+      const d = entries[i];
+      const path = job.rel === '' ? d.name : `${job.rel}/${d.name}`;
+      // A name that is not valid UTF-8 decodes lossily and cannot be reopened: drop it.
+      if (d.name.includes('\uFFFD') && lstatSync(join(root, path), { throwIfNoEntry: false }) === undefined) continue;
+      if (d.isDirectory()) {
+        if (!visibility.isVisible(path, true)) continue;
+        if (job.depth + 1 > WORKSPACE_DEPTH_MAX) skipped.push({ path, reason: 'depth' });
+        else queue.push({ rel: path, depth: job.depth + 1 });
+        continue;
+      }
+      if (!visibility.isVisible(path, false)) continue;
+      if (d.isSymbolicLink()) skipped.push({ path, reason: 'symlink' });
+      else if (d.isFile()) statFile(path);
+      else skipped.push({ path, reason: 'not_regular' });
+    }
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise<void>((r) => setImmediate(r));
+      sliceStart = performance.now();
+    }
+  };
+
+  const queue: DirJob[] = [{ rel: '', depth: 0 }];
+  await drainQueue(queue, WALK_CONCURRENCY, (job) => visit(job, queue));
+
+  if (visibleFiles > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, visibleFiles);
+  sortByPath(files);
+  sortByPath(skipped);
+  return { files, skipped };
+}

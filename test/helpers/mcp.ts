@@ -1,0 +1,63 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { createRequire } from 'node:module';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// Drives `rift mcp` the way agents run it: a subprocess over stdio, spoken to by the SDK's Client.
+
+const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+export interface RiftMcp {
+  client: Client;
+  stderr: () => string;
+  call: (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** Calls a tool expecting a JSON-RPC error; returns `{code, message, data}`. */
+  fail: (name: string, args: Record<string, unknown>) => Promise<{ code: number; message: string; data: Record<string, unknown> }>;
+  close: () => Promise<void>;
+}
+
+export async function startRift(workspace: string, env: Record<string, string> = {}): Promise<RiftMcp> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', tsx, entry, 'mcp'],
+    cwd: workspace,
+    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), ...env },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const client = new Client({ name: 'rift-test', version: '0.0.0' });
+  await client.connect(transport);
+  await client.listTools(); // caches output schemas: the client validates every structured result
+  return {
+    client,
+    stderr: () => stderr,
+    async call(name, args) {
+      const result = await client.callTool({ name, arguments: args });
+      if (result.isError) throw new Error(`tool ${name} returned isError: ${JSON.stringify(result.content)}`);
+      const text = (result.content as Array<{ type: string; text: string }>)[0];
+      const structured = result.structuredContent as Record<string, unknown>;
+      if (!text || text.type !== 'text' || JSON.stringify(JSON.parse(text.text)) !== JSON.stringify(structured)) {
+        throw new Error('the text block does not mirror structuredContent');
+      }
+      return structured;
+    },
+    async fail(name, args) {
+      try {
+        const result = await client.callTool({ name, arguments: args });
+        throw new Error(`expected an error, got ${JSON.stringify(result)}`);
+      } catch (e) {
+        const err = e as { code?: number; message: string; data?: Record<string, unknown> };
+        if (err.code === undefined || err.data === undefined) throw e;
+        return { code: err.code, message: err.message, data: err.data };
+      }
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}

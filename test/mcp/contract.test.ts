@@ -1,0 +1,191 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { ErrorDataSchema } from '../../src/protocol/common.ts';
+import { schemaDocument } from '../../src/mcp/schema-export.ts';
+
+// Transport and envelope (reference F.1, F.17): frames, lifecycle, wire errors, schemas.
+
+const FILES = {
+  'src/lib.rs': '/// Doc.\npub fn beacon() {}\n\npub struct Beacon;\n\nimpl Beacon {\n    pub fn signal(&self) {}\n}\n',
+  'app/main.py': 'def beacon_py():\n    return 1\n',
+  'justfile': 'build:\n\tcargo build\n',
+  'README.md': '# readme\n',
+};
+
+describe('MCP envelope', () => {
+  let root: string;
+  let rift: RiftMcp;
+  before(async () => {
+    root = tempWorkspace(FILES);
+    rift = await startRift(root);
+  });
+  after(async () => {
+    await rift.close();
+    removeWorkspace(root);
+  });
+
+  test('initialize reports serverInfo name rift and the tools capability; tools are sorted', async () => {
+    assert.equal(rift.client.getServerVersion()?.name, 'rift');
+    assert.ok(rift.client.getServerCapabilities()?.tools);
+    const { tools } = await rift.client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['get_symbol', 'nodes'],
+    );
+    for (const t of tools) {
+      assert.equal(t.inputSchema.type, 'object');
+      assert.equal((t.inputSchema as { additionalProperties?: boolean }).additionalProperties, false);
+      assert.ok(t.outputSchema, `${t.name} declares an output schema`);
+    }
+  });
+
+  test('failures are JSON-RPC -32000 errors whose message is the rendered ErrorData line', async () => {
+    const e = await rift.fail('get_symbol', { name: 'beacon', limit: 0 });
+    assert.equal(e.code, -32000);
+    assert.deepEqual(e.data, {
+      code: 'invalid_request',
+      message: 'the request does not match the documented form: field limit, violation zero; correct the reported field and resend the request',
+      retry: 'never',
+      phase: 'read',
+      diagnostics: [],
+      causes: [],
+    });
+    assert.ok(e.message.endsWith(e.data.message as string));
+  });
+
+  test('every input failure is invalid_request naming the field', async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['get_symbol', {}, 'field name, violation missing'],
+      ['get_symbol', { name: '' }, 'field name, violation empty'],
+      ['get_symbol', { name: 5 }, 'field name, violation wrong_type'],
+      ['get_symbol', { name: 'a', bogus: 1 }, 'field bogus, violation unknown_field'],
+      ['get_symbol', { name: 'a', include: ['body'] }, 'field include[0], violation not_one_of'],
+      ['get_symbol', { name: 'a', page_index: -1 }, 'field page_index'],
+      ['get_symbol', { name: 'a', rev: '' }, 'field rev, violation empty'],
+      ['get_symbol', { name: 'a', rev: 'HEAD~1' }, 'field rev, violation charset_forbidden'],
+      ['get_symbol', { name: 'a', rev: 'x'.repeat(129) }, 'field rev, violation too_long'],
+      ['nodes', { path: '/etc/passwd', position: 0 }, 'field path, violation absolute'],
+      ['nodes', { path: 'a/../b.rs', position: 0 }, 'field path, violation dot_segment'],
+      ['nodes', { path: '.rift/rift.db', position: 0 }, 'field path, violation rift_state'],
+      ['nodes', { path: 'src\\lib.rs', position: 0 }, 'field path, violation backslash'],
+      ['nodes', { path: 'src/lib.rs' }, 'field position, violation missing'],
+      ['nodes', { path: 'src/lib.rs', position: 1.5 }, 'field position'],
+    ];
+    for (const [tool, args, expected] of cases) {
+      const e = await rift.fail(tool, args);
+      assert.equal(e.data.code, 'invalid_request', JSON.stringify(args));
+      assert.ok((e.data.message as string).includes(expected), `${JSON.stringify(args)} → ${e.data.message}`);
+    }
+  });
+
+  test('limit above 1000 is limit_exceeded carrying which limit and by how much', async () => {
+    const e = await rift.fail('get_symbol', { name: 'beacon', limit: 1500 });
+    assert.equal(e.data.code, 'limit_exceeded');
+    assert.deepEqual(e.data.limit, { field: 'limit', limit: 1000, required: 1500 });
+    assert.equal(e.data.retry, 'never');
+  });
+
+  test('a corpus of requests: every result validates against the served output schema, every error against ErrorData', async () => {
+    const { tools } = await rift.client.listTools();
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const output = new Map(tools.map((t) => [t.name, ajv.compile(t.outputSchema!)]));
+    const input = new Map(tools.map((t) => [t.name, ajv.compile(t.inputSchema)]));
+    const corpus: Array<[string, Record<string, unknown>]> = [
+      ['get_symbol', { name: 'beacon' }],
+      ['get_symbol', { name: 'beacon', include: [] }],
+      ['get_symbol', { name: 'Beacon::signal', include: ['source'] }],
+      ['get_symbol', { name: 'e', limit: 1, page_index: 2 }],
+      ['get_symbol', { name: 'e', limit: 1, page_index: 99 }],
+      ['get_symbol', { name: 'nothing_matches_this' }],
+      ['get_symbol', { name: 'beacon', include: ['history'] }],
+      ['get_symbol', { name: 'beacon', rev: 'main' }],
+      ['get_symbol', { name: 'beacon', limit: 5000 }],
+      ['get_symbol', { name: 'beacon', limit: 0 }],
+      ['nodes', { path: 'src/lib.rs', position: 12 }],
+      ['nodes', { path: 'src/lib.rs', position: 100000 }],
+      ['nodes', { path: 'app/main.py', position: 4 }],
+      ['nodes', { path: 'missing.rs', position: 0 }],
+      ['nodes', { path: 'justfile', position: 0 }],
+      ['nodes', { path: 'README.md', position: 0 }],
+      ['nodes', { path: '../x', position: 0 }],
+    ];
+    let results = 0;
+    let errors = 0;
+    for (const [tool, args] of corpus) {
+      const validInput = input.get(tool)!(args);
+      try {
+        const result = await rift.call(tool, args);
+        assert.ok(validInput, `${tool} ${JSON.stringify(args)} answered but fails the input schema`);
+        assert.ok(output.get(tool)!(result), `${tool} ${JSON.stringify(args)}: ${ajv.errorsText(output.get(tool)!.errors)}`);
+        assert.doesNotMatch(JSON.stringify(result), /[0-9a-f]{64}/, 'no bare SHA-256 on the wire');
+        results++;
+      } catch (e) {
+        const err = e as { code?: number; data?: unknown };
+        assert.equal(err.code, -32000, `${tool} ${JSON.stringify(args)}: ${String(e)}`);
+        const parsed = ErrorDataSchema.safeParse(err.data);
+        assert.ok(parsed.success, `${tool} ${JSON.stringify(args)}: ${JSON.stringify(err.data)}`);
+        errors++;
+      }
+    }
+    assert.ok(results >= 7 && errors >= 7, `both arms produced: ${results} results, ${errors} errors`);
+  });
+
+  test('docs/mcp.json equals what the server serves (run `npm run schema` after changing a tool)', async () => {
+    const committed = readFileSync(fileURLToPath(new URL('../../docs/mcp.json', import.meta.url)), 'utf8');
+    assert.equal(committed, schemaDocument(), 'docs/mcp.json drifted from the served tools');
+    const doc = JSON.parse(committed) as { tools: Array<{ name: string; description: string; input_schema: unknown; output_schema: unknown }> };
+    const { tools } = await rift.client.listTools();
+    assert.deepEqual(
+      doc.tools.map((t) => [t.name, t.description, t.input_schema, t.output_schema]),
+      tools.map((t) => [t.name, t.description, stripSchema(t.inputSchema), stripSchema(t.outputSchema)]),
+    );
+  });
+
+  test('stderr carries lifecycle lines and never the workspace root or request contents', async () => {
+    await rift.call('get_symbol', { name: 'secret_request_text_xyz' });
+    const stderr = rift.stderr();
+    assert.match(stderr, /MCP server starting/);
+    assert.match(stderr, /MCP server ready/);
+    assert.match(stderr, /index\.build/);
+    assert.ok(!stderr.includes(root), 'no workspace root in logs');
+    assert.ok(!stderr.includes('secret_request_text_xyz'), 'no request contents in logs');
+  });
+});
+
+function stripSchema(s: unknown): unknown {
+  return JSON.parse(JSON.stringify(s));
+}
+
+test('stdout carries only newline-delimited JSON-RPC frames, and the server logs its stop', async () => {
+  const root = tempWorkspace(FILES);
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', tsx, entry, 'mcp'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const send = (msg: unknown) => child.stdin.write(JSON.stringify(msg) + '\n');
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_symbol', arguments: { name: 'beacon' } } });
+  const deadline = Date.now() + 20000;
+  while (!stdout.includes('"id":2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const lines = stdout.split('\n').filter((l) => l.length > 0);
+  assert.ok(lines.length >= 2);
+  for (const line of lines) assert.equal(JSON.parse(line).jsonrpc, '2.0');
+  const call = lines.map((l) => JSON.parse(l)).find((m) => m.id === 2);
+  assert.equal(call.result.structuredContent.hits[0].symbol.name, 'beacon');
+  assert.equal(code, 0);
+  assert.match(stderr, /MCP server stopped/);
+  removeWorkspace(root);
+});

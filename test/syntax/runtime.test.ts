@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { before, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../../src/core/limits.ts';
+import { extractDeclarations } from '../../src/syntax/declarations.ts';
+import { nodesAt } from '../../src/syntax/nodes.ts';
+import { initSyntax, isSyntaxReady, LANGUAGE_IDS, SyntaxLimitError } from '../../src/syntax/runtime.ts';
+import { declare, utf8 } from './support.ts';
+
+before(() => initSyntax());
+
+describe('syntax runtime', () => {
+  it('initialises once; repeated calls are harmless', async () => {
+    await Promise.all([initSyntax(), initSyntax()]);
+    assert.equal(isSyntaxReady(), true);
+    for (const language of LANGUAGE_IDS) {
+      assert.ok(Array.isArray(extractDeclarations(language, utf8('\n')).declarations), language);
+    }
+  });
+
+  it('refuses trees with too many nodes', () => {
+    const elements = Math.ceil(SYNTAX_NODES_MAX / 2) + 10;
+    const bytes = utf8(`x = [${'1,'.repeat(elements)}]\n`);
+    assert.throws(() => extractDeclarations('python', bytes), (e: unknown) => e instanceof SyntaxLimitError && e.limit === 'nodes');
+    assert.throws(() => nodesAt('python', bytes, 0), SyntaxLimitError);
+  });
+
+  it('refuses trees that are too deep', () => {
+    const depth = SYNTAX_DEPTH_MAX + 10;
+    const bytes = utf8(`x = ${'('.repeat(depth)}1${')'.repeat(depth)}\n`);
+    assert.throws(() => extractDeclarations('python', bytes), (e: unknown) => e instanceof SyntaxLimitError && e.limit === 'depth');
+    // Just under the bound parses.
+    const shallow = utf8(`x = ${'('.repeat(200)}1${')'.repeat(200)}\n`);
+    assert.equal(extractDeclarations('python', shallow).hasErrors, false);
+  });
+
+  it('reports parse errors and still extracts what it can', () => {
+    const r = extractDeclarations('rust', utf8('fn ok() {}\nfn broken( {\n'));
+    assert.equal(r.hasErrors, true);
+    assert.equal(r.declarations[0].qualifiedName, 'ok');
+  });
+
+  it('counts a UTF-8 BOM in byte offsets', () => {
+    const d = declare('java', '\uFEFFclass A {}\n');
+    assert.deepEqual(d[0].span, { start: 3, end: 13 });
+    assert.equal(d[0].text, 'class A {}');
+  });
+
+  it('keeps byte offsets exact across parser read chunks in large non-ASCII files', () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 1500; i++) lines.push(`// 😀é${'😀'.repeat(i % 7)}`, `fn f${i}() {}`);
+    const d = declare('rust', lines.join('\n') + '\n');
+    assert.equal(d.length, 1500);
+    for (const [i, x] of d.entries()) assert.equal(x.text, `fn f${i}() {}`);
+  });
+
+  it('works inside a worker thread started from another directory', async () => {
+    const cwd = process.cwd();
+    process.chdir(tmpdir());
+    try {
+      // The .mjs entry registers tsx itself: an inherited `--import tsx` would resolve from
+      // the cwd, and Node 20 does not apply it to a worker's entry module anyway.
+      const worker = new Worker(new URL('./fixtures/worker.mjs', import.meta.url), {
+        workerData: { language: 'rust', source: 'mod m { fn f() {} }\n' },
+        execArgv: [],
+      });
+      const names = await new Promise<unknown>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      await worker.terminate();
+      assert.deepEqual(names, ['m', 'm::f']);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+});
