@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { RiftError } from '../core/errors.ts';
+import { setLogLevel } from '../core/log.ts';
 import { runIndex } from './index-command.ts';
 import { runSymbol } from './symbol-command.ts';
 import { runNodes } from './nodes-command.ts';
@@ -27,6 +28,8 @@ workspace root (see docs/configuration.md). Tools: docs/mcp.md.
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // One-shot commands print their own summary; their logs stay quiet unless RIFT_LOG asks.
+  if (command !== 'mcp' && !process.env.RIFT_LOG) setLogLevel('warn');
   try {
     switch (command) {
       case undefined:

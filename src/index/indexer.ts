@@ -286,20 +286,42 @@ export class Indexer {
         await this.reconcile();
         return;
       }
-      const maxFileBytes = config.source.max_file_bytes;
-      const work: ParseItem[] = [];
-      const deletions: string[] = [];
-      for (const p of paths) {
-        if (this.visibility.isVisible(p) && isRegularFile(join(this.root, p))) work.push(this.selection.item(p));
-        else if (this.store.file(p)) deletions.push(p);
-      }
-      const results = work.map((item) => runParseItem(this.root, maxFileBytes, item));
-      const { updates, touches, drops } = this.classify(results, new Map());
-      if (updates.length + touches.length + drops.length + deletions.length > 0) {
-        this.publish(this.store.applyBatch(updates, touches, [...drops, ...deletions]));
-      }
+      this.applyPaths(paths);
     } finally {
       for (const p of paths) this.inflight.delete(p);
+    }
+  }
+
+  /**
+   * Re-reads the given files now and publishes the result before resolving, so the next
+   * read sees them (a change calls this for the paths it wrote). Serialized with every
+   * other batch.
+   */
+  refresh(paths: readonly string[]): Promise<void> {
+    return this.serialize(async () => {
+      if (!this.visibility || !this.selection) {
+        await this.reconcile();
+        return;
+      }
+      this.applyPaths([...paths].sort());
+    });
+  }
+
+  /** Reads, parses and publishes the given files as one batch (main thread; small batches). */
+  private applyPaths(paths: readonly string[]): void {
+    const visibility = this.visibility!;
+    const selection = this.selection!;
+    const maxFileBytes = selection.config.source.max_file_bytes;
+    const work: ParseItem[] = [];
+    const deletions: string[] = [];
+    for (const p of paths) {
+      if (visibility.isVisible(p) && isRegularFile(join(this.root, p))) work.push(selection.item(p));
+      else if (this.store.file(p)) deletions.push(p);
+    }
+    const results = work.map((item) => runParseItem(this.root, maxFileBytes, item));
+    const { updates, touches, drops } = this.classify(results, new Map());
+    if (updates.length + touches.length + drops.length + deletions.length > 0) {
+      this.publish(this.store.applyBatch(updates, touches, [...drops, ...deletions]));
     }
   }
 

@@ -100,12 +100,15 @@ describe('rust declarations', () => {
       '/// doc',
       '// plain between',
       'fn d() {}',
+      '//// four slashes are plain',
+      'fn e() {}',
       '',
     ].join('\n'));
     assert.equal(get(d, 'a').text, 'fn a() {}');
     assert.equal(get(d, 'b').text, 'fn b() {}');
     assert.equal(get(d, 'c').text, 'fn c() {}');
     assert.equal(get(d, 'd').text, 'fn d() {}');
+    assert.equal(get(d, 'e').text, 'fn e() {}');
   });
 
   it('inner docs and inner attributes at file top stay out of the first item', () => {
