@@ -9,14 +9,16 @@ import type { ParseItem, ParseOutcome } from './parse-job.ts';
 
 const BATCH = 32;
 
-function workerUrl(): { url: URL; execArgv: string[] } {
+/** Starts a parse worker: compiled JS directly, or sources through tsx's loader (tests, dev). */
+function startWorker(): Worker {
   const self = fileURLToPath(import.meta.url);
-  if (self.endsWith('.ts')) {
-    // Running from sources (tests, `tsx`): the worker needs the same TypeScript loader.
-    const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-    return { url: new URL('./parse-worker.ts', import.meta.url), execArgv: ['--import', loader] };
-  }
-  return { url: new URL('./parse-worker.js', import.meta.url), execArgv: [] };
+  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url));
+  // `--import` in a worker's execArgv does not install loader hooks on Node 20, so the
+  // worker registers tsx itself before importing the TypeScript entry.
+  const api = new URL('./index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
+  const entry = new URL('./parse-worker.ts', import.meta.url).href;
+  const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(code, { eval: true });
 }
 
 export class WorkerPool {
@@ -24,8 +26,7 @@ export class WorkerPool {
   private nextId = 1;
 
   constructor(size = Math.max(1, Math.min(availableParallelism(), 8))) {
-    const { url, execArgv } = workerUrl();
-    for (let i = 0; i < size; i++) this.workers.push(new Worker(url, { execArgv }));
+    for (let i = 0; i < size; i++) this.workers.push(startWorker());
   }
 
   /** Parses every item; `onBatch` sees each finished batch in completion order. */

@@ -148,6 +148,8 @@ export interface Pending {
   spanEnd: number;
   itemStart: number;
   itemEnd: number;
+  /** Grammar kind of the node at the item span. */
+  nodeKind: string;
   /** Lexically enclosing declaration. */
   parent: Pending | null;
   /** For non-lexical containers (Rust `impl`, Go receivers): qualified names to try, in order. */
@@ -166,6 +168,7 @@ export interface PendingInput {
   spanEnd: number;
   itemStart: number;
   itemEnd: number;
+  nodeKind: string;
   parent?: Pending | null;
   containerHints?: string[] | null;
 }
@@ -194,6 +197,7 @@ export class Collector {
       spanEnd: input.spanEnd,
       itemStart: input.itemStart,
       itemEnd: input.itemEnd,
+      nodeKind: input.nodeKind,
       parent: input.parent ?? null,
       containerHints: input.containerHints ?? null,
       qualifiedName: '',
@@ -232,6 +236,7 @@ export class Collector {
         span: source.range(p.spanStart, p.spanEnd),
         itemSpan: source.range(p.itemStart, p.itemEnd),
         container,
+        nodeKind: p.nodeKind,
       };
     }
     return out;

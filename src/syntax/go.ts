@@ -62,7 +62,7 @@ export function goDeclarations(tree: Tree, source: SourceText): Declaration[] {
     out.add({
       name, prefix: receiver, kind, facets, visibility: exported ? 'exported' : 'private',
       spanStart: attachedStart(outer, source, attach(facets)), spanEnd: outer.endIndex,
-      itemStart: item.startIndex, itemEnd: item.endIndex,
+      itemStart: item.startIndex, itemEnd: item.endIndex, nodeKind: item.type,
       containerHints: receiver === null ? null : [receiver],
     });
   }

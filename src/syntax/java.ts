@@ -156,6 +156,7 @@ export function javaDeclarations(tree: Tree, source: SourceText): Declaration[] 
           name, prefix: top?.prefix ?? null, kind, facets: [...facets], visibility,
           spanStart: single ? spanStart : d.startIndex, spanEnd: single ? end : d.endIndex,
           itemStart: single ? start : d.startIndex, itemEnd: single ? end : d.endIndex,
+          nodeKind: single ? type : d.type,
           parent: top?.decl ?? null,
         });
       }
@@ -181,7 +182,7 @@ export function javaDeclarations(tree: Tree, source: SourceText): Declaration[] 
     const end = node.endIndex;
     const decl = out.add({
       name, prefix: top?.prefix ?? null, kind, facets, visibility,
-      spanStart, spanEnd: end, itemStart: start, itemEnd: end, parent: top?.decl ?? null,
+      spanStart, spanEnd: end, itemStart: start, itemEnd: end, nodeKind: node.type, parent: top?.decl ?? null,
     });
     scopes.push({ start, end, prefix: decl.base, decl, type: node.type, flags: 0 });
   }

@@ -73,7 +73,7 @@ export function pythonDeclarations(tree: Tree, source: SourceText): Declaration[
     const end = node.endIndex;
     const decl = out.add({
       name, prefix: top?.prefix ?? null, kind, facets, visibility,
-      spanStart: outer.startIndex, spanEnd: outer.endIndex, itemStart: start, itemEnd: end,
+      spanStart: outer.startIndex, spanEnd: outer.endIndex, itemStart: start, itemEnd: end, nodeKind: type,
       parent: top?.decl ?? null,
     });
     scopes.push({ start, end, prefix: decl.base, decl, type, flags: 0 });
@@ -126,6 +126,7 @@ function moduleLevel(root: Node, out: Collector): boolean {
     out.add({
       name, prefix: null, kind: 'constant', facets, visibility,
       spanStart: stmt.startIndex, spanEnd: stmt.endIndex, itemStart: stmt.startIndex, itemEnd: stmt.endIndex,
+      nodeKind: t,
     });
   }
   return guard;

@@ -112,6 +112,7 @@ export function rustDeclarations(tree: Tree, source: SourceText): Declaration[] 
       spanEnd: end,
       itemStart: start,
       itemEnd: end,
+      nodeKind: type,
       parent: top?.decl ?? null,
       containerHints: top !== null && top.decl === null ? implHints(top) : null,
     });

@@ -104,7 +104,7 @@ export function typescriptDeclarations(tree: Tree, source: SourceText): Declarat
     const decl = out.add({
       name, prefix: top?.prefix ?? null, kind, facets, visibility,
       spanStart, spanEnd: outer.endIndex, itemStart: item.startIndex, itemEnd: item.endIndex,
-      parent: top?.decl ?? null,
+      nodeKind: item.type, parent: top?.decl ?? null,
     });
     scopes.push({ start: node.startIndex, end: node.endIndex, prefix: decl.base, decl, type: node.type, flags });
     return decl;
@@ -136,7 +136,7 @@ export function typescriptDeclarations(tree: Tree, source: SourceText): Declarat
         const decl = out.add({
           name: 'default', prefix: top?.prefix ?? null, kind, facets, visibility: 'exported',
           spanStart: attachedStart(node, source, attachOptions(facets)), spanEnd: node.endIndex,
-          itemStart: value.startIndex, itemEnd: value.endIndex, parent: top?.decl ?? null,
+          itemStart: value.startIndex, itemEnd: value.endIndex, nodeKind: vt, parent: top?.decl ?? null,
         });
         scopes.push({ start: value.startIndex, end: value.endIndex, prefix: decl.base, decl, type: vt, flags: EXPORTED });
         break;
@@ -302,7 +302,7 @@ export function typescriptDeclarations(tree: Tree, source: SourceText): Declarat
       const decl = out.add({
         name, prefix: top?.prefix ?? null, kind, facets, visibility: o.exported ? 'exported' : 'private',
         spanStart, spanEnd: outer.endIndex, itemStart: item.startIndex, itemEnd: item.endIndex,
-        parent: top?.decl ?? null,
+        nodeKind: item.type, parent: top?.decl ?? null,
       });
       const frame: Frame = { start: d.startIndex, end: d.endIndex, prefix: decl.base, decl, type: d.type, flags: o.exported ? EXPORTED : 0 };
       if (d === declarators[0]) scopes.push(frame);

@@ -114,3 +114,28 @@ describe('nodesAt', () => {
     }
   });
 });
+
+describe('declaration item spans are exact syntax nodes', () => {
+  const samples: [LanguageId, string][] = [
+    ['rust', '/// d\npub struct S;\nimpl S { fn m(&self) {} }\nmod m { const C: u8 = 1; macro_rules! mm { () => {} } }\n'],
+    ['typescript', '/** d */\nexport class A { x = 1; m() {} }\nexport const f = () => 1, g = 2;\ninterface I { p: string }\nexport default function () {}\n'],
+    ['tsx', 'export const C = () => <div />;\n'],
+    ['javascript', 'class A { #p = 1; static m() {} }\nvar v = 1;\n'],
+    ['python', 'LIMIT = 1\n@d\nclass A:\n    def m(self): pass\n'],
+    ['go', 'package p\n// d\ntype T struct{}\nconst (\n\tA = 1\n\tB = 2\n)\nfunc (t *T) M() {}\n'],
+    ['java', 'class A { /** d */ int x, y; @Deprecated A() {} interface I { void m(); } }\n'],
+  ];
+  for (const [language, src] of samples) {
+    it(language, () => {
+      const bytes = utf8(src);
+      const { declarations } = extractDeclarations(language, bytes);
+      assert.ok(declarations.length > 0);
+      for (const d of declarations) {
+        const nodes = nodesAt(language, bytes, d.itemSpan.start);
+        const node = nodes.find((n) => n.kind === d.nodeKind && n.range.start === d.itemSpan.start && n.range.end === d.itemSpan.end);
+        assert.ok(node, `${d.qualifiedName}: ${d.nodeKind} at ${JSON.stringify(d.itemSpan)} in ${nodes.map((n) => n.kind)}`);
+        assert.equal(declarationAtRange(declarations, node.range)?.qualifiedName !== undefined, true);
+      }
+    });
+  }
+});

@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+
+// The command line: index (cold in worker threads, then warm), symbol, nodes, help, errors.
+
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+
+function rift(args: string[], cwd: string) {
+  const r = spawnSync(process.execPath, ['--import', tsx, entry, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function manyFiles(n: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < n; i++) files[`pkg/mod_${String(i).padStart(3, '0')}.py`] = `class Widget${i}:\n    def render(self):\n        return ${i}\n`;
+  files['README.md'] = '# widgets\n';
+  return files;
+}
+
+test('rift index parses a cold tree in worker threads, then a warm start parses nothing', () => {
+  const root = tempWorkspace(manyFiles(120));
+  const cold = rift(['index', '--json'], root);
+  assert.equal(cold.code, 0, cold.stderr);
+  const stats = JSON.parse(cold.stdout);
+  assert.equal(stats.files, 121);
+  assert.equal(stats.parsed, 120);
+  assert.equal(stats.symbols, 240);
+  assert.equal(stats.reparsed, 120);
+  assert.match(stats.revision, /^[0-9a-f]{8}$/);
+  assert.ok(existsSync(join(root, '.rift/rift.db')));
+  assert.equal(readFileSync(join(root, '.rift/.gitignore'), 'utf8'), '*\n');
+  const warm = JSON.parse(rift(['index', '--json'], root).stdout);
+  assert.equal(warm.reparsed, 0);
+  assert.equal(warm.symbols, 240);
+  assert.equal(warm.revision, stats.revision);
+  writeFileSync(join(root, 'pkg/mod_007.py'), 'class Gadget:\n    pass\n');
+  const edited = JSON.parse(rift(['index', '--json'], root).stdout);
+  assert.equal(edited.reparsed, 1);
+  assert.equal(edited.symbols, 239);
+  assert.notEqual(edited.revision, stats.revision);
+  const human = rift(['index'], root);
+  assert.match(human.stdout, /^indexed 121 files \(120 parsed, 0 re-parsed, 0 removed, 0 skipped\), 239 symbols in \d+\.\d\ds — tree [0-9a-f]{8}\n$/);
+  removeWorkspace(root);
+});
+
+test('rift symbol prints clickable path:line rows; rift nodes prints the node chain', () => {
+  const root = tempWorkspace(manyFiles(3));
+  const r = rift(['symbol', 'render'], root);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    'pkg/mod_000.py:2  method Widget0.render\npkg/mod_001.py:2  method Widget1.render\npkg/mod_002.py:2  method Widget2.render\n',
+  );
+  const src = rift(['symbol', 'Widget1.render', '--source'], root);
+  assert.match(src.stdout, /^pkg\/mod_001\.py:2  method Widget1\.render\n    def render\(self\):\n            return 1\n$/);
+  const json = JSON.parse(rift(['symbol', 'Widget2', '--json', '--limit', '1'], root).stdout);
+  assert.equal(json.hits[0].symbol.name, 'Widget2');
+  assert.deepEqual(json.pagination, { page_index: 0, total_pages: 2 });
+  const none = rift(['symbol', 'nothing_here'], root);
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /no declaration matches 'nothing_here'/);
+  const nodes = rift(['nodes', 'pkg/mod_000.py', '30'], root);
+  assert.equal(nodes.code, 0, nodes.stderr);
+  assert.match(nodes.stdout, /^module 0-\d+  rift:\/\/node\/python\/pkg\/mod_000\.py@0-\d+#[0-9a-f]{8}\n  class_definition 0-\d+ .*→ rift:\/\/symbol\/python\/pkg\/mod_000\.py\/Widget0\n/);
+  removeWorkspace(root);
+});
+
+test('help, version, and errors that say what to do next', () => {
+  const root = tempWorkspace({});
+  const help = rift(['--help'], root);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /rift index \[--workspace DIR\]/);
+  assert.match(help.stdout, /rift mcp/);
+  assert.match(rift(['--version'], root).stdout, /^rift \d+\.\d+\.\d+\n$/);
+  const unknown = rift(['frobnicate'], root);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown command 'frobnicate'/);
+  const badFlag = rift(['index', '--nope'], root);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /Run 'rift --help' for usage/);
+  const missing = rift(['index', '--workspace', join(root, 'absent')], root);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /resource_not_found: .*requires an existing directory/);
+  const badPath = rift(['nodes', '../x.py', '0'], root);
+  assert.equal(badPath.code, 2);
+  assert.match(badPath.stderr, /field path, violation dot_segment/);
+  writeFileSync(join(root, 'rift.toml'), '[source]\nnope = true\n');
+  const badConfig = rift(['index'], root);
+  assert.equal(badConfig.code, 1);
+  assert.match(badConfig.stderr, /configuration_invalid: .*field source\.nope, violation unknown_key/);
+  removeWorkspace(root);
+});
