@@ -4,6 +4,7 @@ import { setLogLevel } from '../core/log.ts';
 import { runIndex } from './index-command.ts';
 import { runSymbol } from './symbol-command.ts';
 import { runNodes } from './nodes-command.ts';
+import { runSearch } from './search-command.ts';
 import { runMcp } from './mcp-command.ts';
 import { UsageError } from './args.ts';
 
@@ -17,6 +18,9 @@ Usage:
   rift index [--workspace DIR] [--json]        build or refresh the index in DIR/.rift
   rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
                                                find declarations by (qualified) name
+  rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
+              [--source] [--limit N] [--page N] [--workspace DIR] [--json]
+                                               ranked search over names, declarations and text
   rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                                syntax nodes containing a byte offset
   rift mcp [--workspace DIR]                   serve MCP over stdio (for agents)
@@ -48,6 +52,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runSymbol(rest);
       case 'nodes':
         return await runNodes(rest);
+      case 'search':
+        return await runSearch(rest);
       case 'mcp':
         return await runMcp(rest, VERSION);
       default:

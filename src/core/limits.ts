@@ -19,3 +19,5 @@ export const WORKSPACE_PAGE_SOURCES_MAX = 1000;
 export const INITIAL_INDEX_WAIT_MS = 120_000;
 /** Watcher events are coalesced for this long before an incremental batch runs. */
 export const WATCH_DEBOUNCE_MS = 15;
+/** Files one search may parse on demand through `paths.force_include`. */
+export const FORCE_INCLUDE_FILES_MAX = 256;

@@ -233,6 +233,7 @@ export class Indexer {
           language: r.language,
           bytes: r.bytes,
           declarations: r.declarations,
+          text: r.text,
         });
       }
     }

@@ -1,17 +1,26 @@
 import type { Declaration, LanguageId } from '../syntax/types.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { extractDeclarations } from '../syntax/declarations.ts';
+import { chunkLines, indexText, DECLARATION_TEXT_MAX } from './text.ts';
 
 // One unit of indexing work: read a visible file, admit it (bounded, UTF-8, no NUL),
-// hash it, and parse it when a syntax provider claims it. Runs in a worker thread for
-// large batches and on the main thread for small incremental ones.
+// hash it, parse it when a syntax provider claims it, and prepare its full-text input.
+// Runs in a worker thread for large batches and on the main thread for small ones, so
+// the main thread only writes.
 
 export interface ParseItem {
   path: string;
   /** The syntax language that claims the path, or null when none does. */
   language: LanguageId | null;
-  /** Whether the file's bytes join the store (parsed files and full-text selected files). */
+  /** Whether the file's bytes join the store and the full-text index. */
   keepContent: boolean;
+}
+
+export interface TextInput {
+  /** Line-aligned chunks of the file with their full-text input. */
+  chunks: Array<{ start: number; end: number; line: number; text: string }>;
+  /** Full-text input per declaration, aligned with `declarations`: [name text, source text]. */
+  declarations: Array<[string, string]>;
 }
 
 export type ParseOutcome =
@@ -24,31 +33,50 @@ export type ParseOutcome =
       language: LanguageId | null;
       bytes: Uint8Array | null;
       declarations: Declaration[] | null;
+      text: TextInput | null;
     }
   | { path: string; ok: false; reason: string };
+
+const utf8 = new TextDecoder('utf-8');
+
+export function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | null): TextInput {
+  const chunks = chunkLines(bytes).map((c) => ({ ...c, text: indexText(utf8.decode(bytes.subarray(c.start, c.end))) }));
+  const decls: Array<[string, string]> = (declarations ?? []).map((d) => [
+    indexText(d.qualifiedName),
+    indexText(utf8.decode(bytes.subarray(d.span.start, Math.min(d.span.end, d.span.start + DECLARATION_TEXT_MAX)))),
+  ]);
+  return { chunks, declarations: decls };
+}
 
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
   const read = readSourceFileSync(root, item.path, maxFileBytes);
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
+  return parseBytes(item, read.bytes, read.sha256, read.mtimeMs);
+}
+
+/** Parses bytes already read (indexing and on-demand `force_include` files alike). */
+export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number): ParseOutcome {
   let declarations: Declaration[] | null = null;
   let language = item.language;
   if (language) {
     try {
-      declarations = extractDeclarations(language, read.bytes).declarations;
+      declarations = extractDeclarations(language, bytes).declarations;
     } catch {
       // A file the parser cannot bound (too many nodes, too deep) stays searchable as text.
       language = null;
       declarations = null;
     }
   }
+  const keep = item.keepContent || declarations !== null;
   return {
     path: item.path,
     ok: true,
-    sha256: read.sha256,
-    size: read.bytes.byteLength,
-    mtimeMs: read.mtimeMs,
+    sha256,
+    size: bytes.byteLength,
+    mtimeMs,
     language,
-    bytes: item.keepContent || declarations ? read.bytes : null,
+    bytes: keep ? bytes : null,
     declarations,
+    text: keep ? textInput(bytes, declarations) : null,
   };
 }

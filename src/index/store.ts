@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
 import type { Declaration } from '../syntax/types.ts';
+import type { TextInput } from './parse-job.ts';
 
 // The persistent index in `<workspace>/.rift/rift.db` (SQLite, WAL). better-sqlite3 is
 // synchronous, so a read that runs its queries without awaiting sees one committed state:
 // a batch commits in one transaction and no read can observe half of it.
 
-const SCHEMA_VERSION = '1';
+const SCHEMA_VERSION = '2';
 
 export interface StoredFile {
   id: number;
@@ -32,6 +33,8 @@ export interface FileUpdate {
   language: string | null;
   bytes: Uint8Array | null;
   declarations: Declaration[] | null;
+  /** Full-text input; null leaves the file out of the full-text tier. */
+  text: TextInput | null;
 }
 
 export interface SymbolRow {
@@ -75,12 +78,7 @@ export class Store {
       const ignore = join(dir, '.gitignore');
       if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
       const db = new Database(join(dir, 'rift.db'));
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.pragma('temp_store = MEMORY');
-      db.pragma('cache_size = -65536');
-      Store.migrate(db);
-      return new Store(db);
+      return Store.init(db);
     } catch (e) {
       throw new RiftError('storage_failure', [
         ['file', '.rift/rift.db'],
@@ -89,12 +87,34 @@ export class Store {
     }
   }
 
+  /** A private in-memory store (on-demand `force_include` files are indexed into one). */
+  static memory(): Store {
+    return Store.init(new Database(':memory:'));
+  }
+
+  private static init(db: Database.Database): Store {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('temp_store = MEMORY');
+    db.pragma('cache_size = -65536');
+    Store.migrate(db);
+    return new Store(db);
+  }
+
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    if (row && row.value === SCHEMA_VERSION) return;
+    const tables = ['files', 'contents', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts'];
+    const present = db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
+      .get(...tables) as { n: number };
+    // A current schema with every table is kept; anything else is rebuilt from the tree.
+    if (row && row.value === SCHEMA_VERSION && present.n === tables.length) return;
     db.exec(`
       DROP TABLE IF EXISTS symbols_trigram;
+      DROP TABLE IF EXISTS symbols_fts;
+      DROP TABLE IF EXISTS chunks_fts;
+      DROP TABLE IF EXISTS chunks;
       DROP TABLE IF EXISTS symbols;
       DROP TABLE IF EXISTS contents;
       DROP TABLE IF EXISTS files;
@@ -130,6 +150,16 @@ export class Store {
       CREATE INDEX symbols_name_lower ON symbols(name_lower);
       CREATE INDEX symbols_qname_lower ON symbols(qname_lower);
       CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, tokenize = 'trigram', detail = 'none');
+      CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        end INTEGER NOT NULL,
+        line INTEGER NOT NULL
+      );
+      CREATE INDEX chunks_file ON chunks(file_id);
+      CREATE VIRTUAL TABLE chunks_fts USING fts5(body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE symbols_fts USING fts5(name, body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
     `);
     db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)`).run(SCHEMA_VERSION);
   }
@@ -161,6 +191,13 @@ export class Store {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertTrigram: db.prepare(`INSERT INTO symbols_trigram(rowid, qname_lower) VALUES (?, ?)`),
+      insertSymbolText: db.prepare(`INSERT INTO symbols_fts(rowid, name, body) VALUES (?, ?, ?)`),
+      deleteSymbolText: db.prepare(`DELETE FROM symbols_fts WHERE rowid = ?`),
+      chunkIdsOfFile: db.prepare(`SELECT id FROM chunks WHERE file_id = ?`),
+      insertChunk: db.prepare(`INSERT INTO chunks(file_id, start, end, line) VALUES (?, ?, ?, ?)`),
+      insertChunkText: db.prepare(`INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)`),
+      deleteChunkText: db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`),
+      deleteChunks: db.prepare(`DELETE FROM chunks WHERE file_id = ?`),
       setMeta: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
       counts: db.prepare(
@@ -187,6 +224,21 @@ export class Store {
   /** Whether the store holds any file below the directory `dir`. */
   hasPathsUnder(dir: string): boolean {
     return this.stmts.anyUnder.get(dir + '/', dir + '0') !== undefined;
+  }
+
+  /** Whether the full-text tier holds anything (files with content have chunks). */
+  hasFullText(): boolean {
+    return this.cached('hasFullText', `SELECT 1 AS x FROM chunks LIMIT 1`).get() !== undefined;
+  }
+
+  /** A symbol row by its store id. */
+  symbol(id: number): SymbolRow | null {
+    return (this.cached(
+      'symbolById',
+      `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
+              s.span_start, s.span_end, s.item_start, s.item_end, s.line
+       FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id = ?`,
+    ).get(id) as SymbolRow | undefined) ?? null;
   }
 
   content(fileId: number): Uint8Array | null {
@@ -219,6 +271,7 @@ export class Store {
         const f = this.file(path);
         if (!f) continue;
         this.dropSymbols(f.id);
+        this.dropChunks(f.id);
         s.deleteContent.run(f.id);
         s.deleteFile.run(f.id);
       }
@@ -227,9 +280,16 @@ export class Store {
         const parsed = u.declarations !== null;
         const { id } = s.insertFile.get(u.path, u.sha256, u.size, u.mtimeMs, u.language, parsed ? 1 : 0) as { id: number };
         this.dropSymbols(id);
+        this.dropChunks(id);
         if (u.bytes) s.putContent.run(id, Buffer.from(u.bytes.buffer, u.bytes.byteOffset, u.bytes.byteLength));
         else s.deleteContent.run(id);
-        if (u.declarations && u.language && u.bytes) this.insertDeclarations(id, u.bytes, u.declarations);
+        if (u.declarations && u.language && u.bytes) this.insertDeclarations(id, u.bytes, u.declarations, u.text);
+        if (u.text) {
+          for (const c of u.text.chunks) {
+            const info = s.insertChunk.run(id, c.start, c.end, c.line);
+            s.insertChunkText.run(info.lastInsertRowid, c.text);
+          }
+        }
       }
       const revision = this.computeTreeRevision();
       s.setMeta.run('tree_revision', revision);
@@ -239,11 +299,19 @@ export class Store {
   }
 
   private dropSymbols(fileId: number): void {
-    for (const r of this.stmts.symbolIdsOfFile.all(fileId) as { id: number }[]) this.stmts.deleteTrigram.run(r.id);
+    for (const r of this.stmts.symbolIdsOfFile.all(fileId) as { id: number }[]) {
+      this.stmts.deleteTrigram.run(r.id);
+      this.stmts.deleteSymbolText.run(r.id);
+    }
     this.stmts.deleteSymbols.run(fileId);
   }
 
-  private insertDeclarations(fileId: number, bytes: Uint8Array, declarations: readonly Declaration[]): void {
+  private dropChunks(fileId: number): void {
+    for (const r of this.stmts.chunkIdsOfFile.all(fileId) as { id: number }[]) this.stmts.deleteChunkText.run(r.id);
+    this.stmts.deleteChunks.run(fileId);
+  }
+
+  private insertDeclarations(fileId: number, bytes: Uint8Array, declarations: readonly Declaration[], text: TextInput | null): void {
     // Line numbers from one pass over the bytes.
     const starts: number[] = [0];
     for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a) starts.push(i + 1);
@@ -257,7 +325,7 @@ export class Store {
       }
       return lo + 1;
     };
-    for (const d of declarations) {
+    for (const [i, d] of declarations.entries()) {
       const qlower = d.qualifiedName.toLowerCase();
       const info = this.stmts.insertSymbol.run(
         fileId,
@@ -277,6 +345,8 @@ export class Store {
         lineOf(d.span.start),
       );
       this.stmts.insertTrigram.run(info.lastInsertRowid, qlower);
+      const t = text?.declarations[i];
+      if (t) this.stmts.insertSymbolText.run(info.lastInsertRowid, t[0], t[1]);
     }
   }
 
@@ -319,6 +389,12 @@ export class Store {
   }
 
   private readonly statementCache = new Map<string, Database.Statement>();
+
+  /** A statement prepared once per store, keyed by name (for query modules beside the store). */
+  prepared(key: string, sql: string): Database.Statement {
+    return this.cached(key, sql);
+  }
+
   private cached(key: string, sql: string): Database.Statement {
     let s = this.statementCache.get(key);
     if (!s) {

@@ -11,8 +11,8 @@ import { wireError } from './errors.ts';
 // the wire as a JSON-RPC error carrying ErrorData (the high-level McpServer drops `data`).
 
 export const SERVER_INSTRUCTIONS =
-  'Read the current workspace by meaning: get_symbol finds declarations by name with their exact source, ' +
-  'and nodes lists the witnessed syntax nodes at a byte position.';
+  'Read the current workspace by meaning: search ranks declarations and files for words or identifiers, ' +
+  'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position.';
 
 export function servedTools(): Array<{ name: string; description: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }> {
   return TOOLS.map((t) => ({

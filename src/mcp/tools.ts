@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { GetSymbolInput, GetSymbolResult, NodesInput, NodesResult } from '../protocol/read.ts';
 import type { ReadService } from '../services/read-service.ts';
+import type { SearchService } from '../services/search-service.ts';
+import { SearchInput, SearchResult } from '../protocol/search.ts';
 import type { Phase } from '../core/errors.ts';
 
 // The served tool table. Descriptions are what an agent reads to pick a tool.
 
 export interface ToolServices {
   read: ReadService;
+  search: SearchService;
 }
 
 export interface ToolDefinition {
@@ -39,6 +42,17 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: GetSymbolInput,
     output: GetSymbolResult,
     handler: (s, args) => s.read.getSymbol(args),
+  }),
+  tool({
+    name: 'search',
+    description:
+      'Ranked search over declaration names, declaration sources and file contents: prose or identifiers. A multi-word query matches units carrying any word; more words rank higher. ' +
+      'target picks symbol or file hits (default all); paths.include/exclude narrow by glob before ranking; paths.force_include reaches files [source] or .gitignore keep out of the index (≤256). ' +
+      'include "source" attaches the excerpt, "score" the fused ranking value. matched_by says which lane placed a hit: ranked (full text), name (identifier), content (literal line). Pages with page_index and limit (default 20).',
+    phase: 'read',
+    input: SearchInput,
+    output: SearchResult,
+    handler: (s, args) => s.search.search(args),
   }),
   tool({
     name: 'nodes',

@@ -7,6 +7,8 @@ import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
 import { ReadService } from './read-service.ts';
+import { ReadGate } from './read-gate.ts';
+import { SearchService } from './search-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -22,6 +24,7 @@ export class Engine {
     readonly config: ConfigLoader,
     readonly indexer: Indexer,
     readonly read: ReadService,
+    readonly search: SearchService,
   ) {}
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
@@ -30,7 +33,8 @@ export class Engine {
     const config = new ConfigLoader(root);
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
-    const engine = new Engine(root, config, indexer, new ReadService(root, config, indexer));
+    const gate = new ReadGate(root, config, indexer);
+    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer));
     if (options.watch) await indexer.watch();
     return engine;
   }

@@ -1,17 +1,16 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { digest8 } from '../core/digest.ts';
-import { RiftError, capabilityUnavailable, invalidField, limitExceeded } from '../core/errors.ts';
+import { RiftError, capabilityUnavailable, invalidField } from '../core/errors.ts';
 import { nodeId, symbolId } from '../core/ids.ts';
-import { GET_SYMBOL_LIMIT_DEFAULT, RESULTS_MAX } from '../core/limits.ts';
+import { GET_SYMBOL_LIMIT_DEFAULT } from '../core/limits.ts';
 import { extensionOf, projectPathViolation, underFloor } from '../core/path.ts';
-import type { ConfigLoader } from '../config/loader.ts';
-import type { ReadWarning } from '../protocol/common.ts';
 import type { GetSymbolInput, GetSymbolResult, NodesInput, NodesResult } from '../protocol/read.ts';
 import { nodesAt } from '../syntax/nodes.ts';
 import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
 import type { SymbolRow } from '../index/store.ts';
+import { ReadGate, pageLimit, pagination } from './read-gate.ts';
 
 // Transport-free reads (spec "Reads"). Each read awaits readiness, then answers from
 // the store synchronously: one committed state, never two.
@@ -19,13 +18,12 @@ import type { SymbolRow } from '../index/store.ts';
 type Node = NodesResult['nodes'][number];
 type Hit = GetSymbolResult['hits'][number];
 
-const REVISION_ID = /^[A-Za-z0-9._/-]+$/;
 const utf8 = new TextDecoder('utf-8');
 
 export class ReadService {
   constructor(
     private readonly root: string,
-    private readonly config: ConfigLoader,
+    private readonly gate: ReadGate,
     private readonly indexer: Indexer,
   ) {}
 
@@ -33,7 +31,7 @@ export class ReadService {
     const limit = pageLimit(input.limit, GET_SYMBOL_LIMIT_DEFAULT);
     const pageIndex = input.page_index ?? 0;
     const include = new Set(input.include ?? ['source']);
-    await this.ready(input.rev);
+    await this.gate.admit(input.rev);
     if (include.has('history')) throw capabilityUnavailable('symbol history');
 
     const store = this.indexer.store;
@@ -67,13 +65,13 @@ export class ReadService {
       }
       return hit;
     });
-    return { hits, pagination: pagination(pageIndex, total, limit), warnings: this.warnings() };
+    return { hits, pagination: pagination(pageIndex, total, limit), warnings: this.gate.warnings() };
   }
 
   async nodes(input: NodesInput): Promise<NodesResult> {
     const violation = projectPathViolation(input.path);
     if (violation) throw invalidField('path', violation);
-    await this.ready(input.rev);
+    await this.gate.admit(input.rev);
     const selection = this.indexer.currentSelection();
     const visible = !underFloor(input.path) && this.indexer.isVisible(input.path);
     const language = visible ? selection.syntaxLanguage(input.path) : null;
@@ -107,54 +105,8 @@ export class ReadService {
       if (linked) node.symbol = symbolId(language, input.path, linked.qname);
       return node;
     });
-    return { nodes, warnings: this.warnings() };
+    return { nodes, warnings: this.gate.warnings() };
   }
-
-  /** Configuration gate, revision admission, and the index built under the accepted configuration. */
-  private async ready(rev: string | undefined): Promise<void> {
-    const accepted = this.config.current();
-    if (rev !== undefined) {
-      if (rev.length === 0) throw invalidField('rev', 'empty');
-      if (rev.length > 128) throw invalidField('rev', 'too_long');
-      if (!REVISION_ID.test(rev)) throw invalidField('rev', 'charset_forbidden');
-      if (!accepted.config.providers.history.enabled) {
-        throw capabilityUnavailable('revision reads (providers.history disabled)');
-      }
-      if (!hasGitRepository(this.root)) {
-        throw new RiftError('capability_unavailable', [
-          ['workspace', realpathSync(this.root)],
-          ['requires', 'a git repository — run `git init`, or omit `rev` to read the current tree'],
-        ]);
-      }
-      throw capabilityUnavailable('revision reads');
-    }
-    await this.indexer.ensureBuilt(accepted.config);
-
-  }
-
-  private warnings(): ReadWarning[] {
-    const observed = this.indexer.observedRevision();
-    if (!observed) return [];
-    return [
-      {
-        kind: 'stale_index',
-        message: `the index holds tree ${observed.indexed} while the workspace holds ${observed.captured}; the answer may miss external edits still being indexed`,
-        captured: observed.captured,
-        indexed: observed.indexed,
-      },
-    ];
-  }
-}
-
-function pageLimit(limit: number | undefined, fallback: number): number {
-  if (limit === undefined) return fallback;
-  if (limit === 0) throw invalidField('limit', 'zero');
-  if (limit > RESULTS_MAX) throw limitExceeded('limit', RESULTS_MAX, limit);
-  return limit;
-}
-
-function pagination(pageIndex: number, total: number, limit: number) {
-  return { page_index: pageIndex, total_pages: Math.max(1, Math.ceil(total / limit)) };
 }
 
 export function symbolRecord(row: SymbolRow): Hit['symbol'] {
@@ -168,14 +120,4 @@ export function symbolRecord(row: SymbolRow): Hit['symbol'] {
   };
   if (row.container) record.container = symbolId(row.language, row.path, row.container);
   return record;
-}
-
-function hasGitRepository(root: string): boolean {
-  let dir = root;
-  for (;;) {
-    if (existsSync(join(dir, '.git'))) return true;
-    const parent = dirname(dir);
-    if (parent === dir) return false;
-    dir = parent;
-  }
 }

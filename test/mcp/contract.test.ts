@@ -37,7 +37,7 @@ describe('MCP envelope', () => {
     const { tools } = await rift.client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
-      ['get_symbol', 'nodes'],
+      ['get_symbol', 'nodes', 'search'],
     );
     for (const t of tools) {
       assert.equal(t.inputSchema.type, 'object');

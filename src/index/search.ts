@@ -1,0 +1,258 @@
+import type { Store, SymbolRow } from './store.ts';
+import { anyOf, phrase, type QueryWord } from './text.ts';
+
+// The lanes of one search over one store. Each lane returns its own ranked list; the
+// search service fuses lanes (and stores, for on-demand files) into one total order.
+//   ranked-symbols  FTS5/BM25 over declaration names (weighted) and declaration sources
+//   ranked-files    FTS5/BM25 over line-aligned chunks of every full-text file
+//   names           identifier tier: exact, qualified, prefix, camelCase/snake_case part
+//   content         literal line matcher: the query's exact bytes on one line
+
+/** Candidates a lane considers; bounds the work of one query whatever the tree's size. */
+export const LANE_CANDIDATES_MAX = 500;
+
+export interface LaneQuery {
+  words: readonly QueryWord[];
+  /** The query's literal text (trimmed) for the line matcher. */
+  literal: string;
+  /** Path narrowing applied before scoring. */
+  pathOk: (path: string) => boolean;
+  symbols: boolean;
+  files: boolean;
+}
+
+export interface SymbolHitRow {
+  row: SymbolRow;
+  /** Lane-native score: BM25 (lower is better) or identifier level. */
+  score: number;
+  /** Distinct query words the unit carries. */
+  coverage: number;
+}
+
+export interface FileHitRow {
+  fileId: number;
+  path: string;
+  size: number;
+  language: string | null;
+  /** The best chunk (ranked lane) or the matched line (content lane). */
+  start: number;
+  end: number;
+  line: number;
+  score: number;
+  coverage: number;
+}
+
+export interface Lanes {
+  rankedSymbols: SymbolHitRow[];
+  rankedFiles: FileHitRow[];
+  names: SymbolHitRow[];
+  content: FileHitRow[];
+}
+
+const SYMBOL_COLUMNS = `s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
+  s.span_start, s.span_end, s.item_start, s.item_end, s.line`;
+
+type Filter = (path: string) => boolean;
+
+/** Runs every lane the query asks for. Throws when the full-text tables cannot be read. */
+export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
+  return withFilter(store, q.pathOk, () => ({
+    rankedSymbols: q.symbols && q.words.length > 0 ? rankedSymbols(store, q.words) : [],
+    rankedFiles: q.files && q.words.length > 0 ? rankedFiles(store, q.words) : [],
+  }));
+}
+
+export function identifierLanes(store: Store, q: LaneQuery): Pick<Lanes, 'names' | 'content'> {
+  return withFilter(store, q.pathOk, () => ({
+    names: q.symbols ? names(store, q.words) : [],
+    content: q.files ? content(store, q) : [],
+  }));
+}
+
+// One SQL function narrows every lane by path. Queries run synchronously, so the filter
+// installed for this call is the one every row sees.
+const filters = new WeakMap<Store, { current: Filter }>();
+
+function withFilter<T>(store: Store, filter: Filter, run: () => T): T {
+  let slot = filters.get(store);
+  if (!slot) {
+    const created = { current: (() => true) as Filter };
+    store.db.function('rift_path_ok', { deterministic: false, varargs: false }, (p: unknown) => (created.current(String(p)) ? 1 : 0));
+    filters.set(store, created);
+    slot = created;
+  }
+  const previous = slot.current;
+  slot.current = filter;
+  try {
+    return run();
+  } finally {
+    slot.current = previous;
+  }
+}
+
+function rankedSymbols(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
+  const rows = store.prepared(
+    'search.rankedSymbols',
+    `SELECT ${SYMBOL_COLUMNS}, bm25(symbols_fts, 8.0, 1.0) AS score
+     FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id
+     WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
+     ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
+  ).all({ match: anyOf(words) }) as Array<SymbolRow & { score: number }>;
+  const coverage = coverageOf(store, 'symbols_fts', words, rows.map((r) => r.id));
+  return rows.map((row) => ({ row, score: row.score, coverage: coverage.get(row.id) ?? 1 }));
+}
+
+function rankedFiles(store: Store, words: readonly QueryWord[]): FileHitRow[] {
+  const rows = store.prepared(
+    'search.rankedChunks',
+    `SELECT c.id, c.file_id AS fileId, f.path, f.size, f.language, c.start, c.end, c.line, bm25(chunks_fts) AS score
+     FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+     WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)
+     ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2}`,
+  ).all({ match: anyOf(words) }) as Array<FileHitRow & { id: number }>;
+  const coverage = coverageOf(store, 'chunks_fts', words, rows.map((r) => r.id));
+  // One unit per file: its chunk carrying the most words, then the best score.
+  const best = new Map<number, FileHitRow>();
+  for (const r of rows) {
+    const hit: FileHitRow = { ...r, coverage: coverage.get(r.id) ?? 1 };
+    const prev = best.get(r.fileId);
+    if (!prev || hit.coverage > prev.coverage || (hit.coverage === prev.coverage && hit.score < prev.score)) best.set(r.fileId, hit);
+  }
+  return [...best.values()].sort((a, b) => b.coverage - a.coverage || a.score - b.score || a.fileId - b.fileId);
+}
+
+/** How many distinct query words each candidate row carries (one FTS query per word). */
+function coverageOf(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[], ids: number[]): Map<number, number> {
+  const counts = new Map<number, number>();
+  if (words.length < 2 || ids.length === 0) return counts;
+  const stmt = store.prepared(
+    `search.coverage.${table}`,
+    `SELECT rowid AS id FROM ${table} WHERE ${table} MATCH @match AND rowid IN (SELECT value FROM json_each(@ids))`,
+  );
+  const idList = JSON.stringify(ids);
+  for (const w of words) {
+    for (const r of stmt.all({ match: phrase(w), ids: idList }) as { id: number }[]) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** Identifier tier: level 0 exact name, 1 exact qualified name, 2 name prefix, 3 camel/snake part. */
+function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
+  const byId = new Map<number, { row: SymbolRow; level: number; words: number }>();
+  const exact = store.prepared(
+    'search.names.exact',
+    `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @w THEN 0 ELSE 1 END AS level
+     FROM symbols s JOIN files f ON f.id = s.file_id
+     WHERE (s.name_lower = @w OR s.qname_lower = @w) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
+  );
+  const prefix = store.prepared(
+    'search.names.prefix',
+    `SELECT ${SYMBOL_COLUMNS}, 2 AS level FROM symbols s JOIN files f ON f.id = s.file_id
+     WHERE s.name_lower > @w AND s.name_lower < @hi AND rift_path_ok(f.path)
+     ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
+  );
+  // The part level reads the full-text tier; without it the identifier tier still answers.
+  const namePart = <T>(run: () => T[]): T[] => {
+    try {
+      return run();
+    } catch {
+      return [];
+    }
+  };
+  const part = fullText(() => store.prepared(
+    'search.names.part',
+    `SELECT ${SYMBOL_COLUMNS}, 3 AS level FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id
+     WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
+     ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
+  ));
+  for (const word of words) {
+    const w = word.text.toLowerCase();
+    const found = [
+      ...(exact.all({ w }) as Array<SymbolRow & { level: number }>),
+      ...(prefix.all({ w, hi: w + '\uffff' }) as Array<SymbolRow & { level: number }>),
+      ...namePart(() => (part ? (part.all({ match: phrase(word, 'name') }) as Array<SymbolRow & { level: number }>) : [])),
+    ];
+    const seen = new Set<number>();
+    for (const r of found) {
+      if (seen.has(r.id)) continue;
+      seen.add(r.id);
+      const prev = byId.get(r.id);
+      if (!prev) byId.set(r.id, { row: r, level: r.level, words: 1 });
+      else {
+        prev.level = Math.min(prev.level, r.level);
+        prev.words++;
+      }
+    }
+  }
+  return [...byId.values()]
+    .sort(
+      (a, b) =>
+        b.words - a.words ||
+        a.level - b.level ||
+        a.row.name.length - b.row.name.length ||
+        cmp(a.row.qname, b.row.qname) ||
+        cmp(a.row.path, b.row.path) ||
+        a.row.span_start - b.row.span_start ||
+        a.row.id - b.row.id,
+    )
+    .slice(0, LANE_CANDIDATES_MAX)
+    .map((e) => ({ row: e.row, score: e.level, coverage: e.words }));
+}
+
+/** Literal line matcher: files with a line containing the query's exact bytes, first occurrence each. */
+function content(store: Store, q: LaneQuery): FileHitRow[] {
+  const literal = Buffer.from(q.literal, 'utf8');
+  if (literal.length === 0 || q.literal.includes('\n')) return [];
+  const candidates =
+    q.words.length > 0 && fullText(() => store.prepared('search.content.probe', `SELECT 1 FROM chunks_fts LIMIT 0`).all()) !== null
+      ? (store.prepared(
+          'search.content.chunks',
+          `SELECT c.file_id AS fileId, f.path, f.size, f.language, c.start, c.end, c.line
+           FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+           WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)
+           ORDER BY f.path, c.start LIMIT ${LANE_CANDIDATES_MAX * 4}`,
+        ).all({ match: q.words.map((w) => phrase(w)).join(' AND ') }) as Array<Omit<FileHitRow, 'score' | 'coverage'>>)
+      : (store.prepared(
+          'search.content.all',
+          `SELECT c.file_id AS fileId, f.path, f.size, f.language, c.start, c.end, c.line
+           FROM chunks c JOIN files f ON f.id = c.file_id WHERE rift_path_ok(f.path) ORDER BY f.path, c.start`,
+        ).all() as Array<Omit<FileHitRow, 'score' | 'coverage'>>);
+  const out: FileHitRow[] = [];
+  let lastFile = -1;
+  let bytes: Uint8Array | null = null;
+  for (const c of candidates) {
+    if (c.fileId === lastFile && out.length > 0 && out[out.length - 1].fileId === c.fileId) continue;
+    if (c.fileId !== lastFile) {
+      bytes = store.content(c.fileId);
+      lastFile = c.fileId;
+    }
+    if (!bytes) continue;
+    // Search the chunk plus the literal's length, so a match never straddles chunk ends unseen.
+    const window = Buffer.from(bytes.buffer, bytes.byteOffset + c.start, Math.min(bytes.length, c.end + literal.length) - c.start);
+    const at = window.indexOf(literal);
+    if (at < 0 || c.start + at >= c.end) continue;
+    const offset = c.start + at;
+    const lineStart = bytes.lastIndexOf(0x0a, offset - 1) + 1;
+    let lineEnd = bytes.indexOf(0x0a, offset);
+    if (lineEnd < 0) lineEnd = bytes.length;
+    if (lineEnd > lineStart && bytes[lineEnd - 1] === 0x0d) lineEnd--;
+    let line = c.line;
+    for (let i = c.start; i < lineStart; i++) if (bytes[i] === 0x0a) line++;
+    out.push({ ...c, start: lineStart, end: lineEnd, line, score: out.length, coverage: q.words.length || 1 });
+    if (out.length >= LANE_CANDIDATES_MAX) break;
+  }
+  return out;
+}
+
+/** A statement over the full-text tables, or null when they cannot be read. */
+function fullText<T>(prepare: () => T): T | null {
+  try {
+    return prepare();
+  } catch {
+    return null;
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

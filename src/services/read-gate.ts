@@ -1,0 +1,85 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { RiftError, capabilityUnavailable, invalidField, limitExceeded } from '../core/errors.ts';
+import { RESULTS_MAX } from '../core/limits.ts';
+import type { ConfigLoader } from '../config/loader.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { ReadWarning } from '../protocol/common.ts';
+import type { Indexer } from '../index/indexer.ts';
+
+// What every read does before and after it answers: the configuration gate, revision
+// admission, waiting for the index built under the accepted configuration, and the
+// freshness warning.
+
+const REVISION_ID = /^[A-Za-z0-9._/-]+$/;
+
+export class ReadGate {
+  constructor(
+    private readonly root: string,
+    private readonly config: ConfigLoader,
+    private readonly indexer: Indexer,
+  ) {}
+
+  /** Validates `rev` spelling (before anything else that concerns it). */
+  static checkRevisionSpelling(rev: string | undefined): void {
+    if (rev === undefined) return;
+    if (rev.length === 0) throw invalidField('rev', 'empty');
+    if (rev.length > 128) throw invalidField('rev', 'too_long');
+    if (!REVISION_ID.test(rev)) throw invalidField('rev', 'charset_forbidden');
+  }
+
+  /** Gates on configuration, refuses unserved revision reads, and waits for the index. */
+  async admit(rev: string | undefined): Promise<WorkspaceConfig> {
+    const accepted = this.config.current();
+    ReadGate.checkRevisionSpelling(rev);
+    if (rev !== undefined) {
+      if (!accepted.config.providers.history.enabled) {
+        throw capabilityUnavailable('revision reads (providers.history disabled)');
+      }
+      if (!hasGitRepository(this.root)) {
+        throw new RiftError('capability_unavailable', [
+          ['workspace', realpathSync(this.root)],
+          ['requires', 'a git repository — run `git init`, or omit `rev` to read the current tree'],
+        ]);
+      }
+      throw capabilityUnavailable('revision reads');
+    }
+    await this.indexer.ensureBuilt(accepted.config);
+    return accepted.config;
+  }
+
+  /** `stale_index` while the watcher has observed changes the index does not hold yet. */
+  warnings(): ReadWarning[] {
+    const observed = this.indexer.observedRevision();
+    if (!observed) return [];
+    return [
+      {
+        kind: 'stale_index',
+        message: `the index holds tree ${observed.indexed} while the workspace holds ${observed.captured}; the answer may miss external edits still being indexed`,
+        captured: observed.captured,
+        indexed: observed.indexed,
+      },
+    ];
+  }
+}
+
+export function pageLimit(limit: number | undefined, fallback: number): number {
+  if (limit === undefined) return fallback;
+  if (limit === 0) throw invalidField('limit', 'zero');
+  if (limit > RESULTS_MAX) throw limitExceeded('limit', RESULTS_MAX, limit);
+  return limit;
+}
+
+export function pagination(pageIndex: number, total: number, limit: number): { page_index: number; total_pages: number } {
+  return { page_index: pageIndex, total_pages: Math.max(1, Math.ceil(total / limit)) };
+}
+
+function hasGitRepository(root: string): boolean {
+  let dir = root;
+  for (;;) {
+    if (existsSync(join(dir, '.git'))) return true;
+    const parent = dirname(dir);
+    if (parent === dir) return false;
+    dir = parent;
+  }
+}

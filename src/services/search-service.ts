@@ -1,0 +1,281 @@
+import { capabilityUnavailable, invalidField, limitExceeded } from '../core/errors.ts';
+import { GlobSet, patternViolation } from '../core/glob.ts';
+import { FORCE_INCLUDE_FILES_MAX, SEARCH_LIMIT_DEFAULT } from '../core/limits.ts';
+import type { ReadWarning } from '../protocol/common.ts';
+import type { SearchInput, SearchResult } from '../protocol/search.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import { Visibility } from '../workspace/visibility.ts';
+import { walkWorkspace } from '../workspace/walk.ts';
+import { readSourceFileSync } from '../workspace/read.ts';
+import type { Indexer } from '../index/indexer.ts';
+import { Store } from '../index/store.ts';
+import { parseBytes } from '../index/parse-job.ts';
+import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lanes, type SymbolHitRow } from '../index/search.ts';
+import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
+import { ReadGate, pageLimit, pagination } from './read-gate.ts';
+import { symbolRecord } from './read-service.ts';
+
+// search: one ranked answer over declaration names, declaration sources and file
+// contents. Lanes (see index/search.ts) are fused with reciprocal-rank fusion into one
+// total order: more query words carried first, then the fused score, then path, range
+// start, and identity. Narrowing by paths happens inside every lane, before scoring, so
+// a smaller limit is always a prefix of a larger one.
+
+type Hit = SearchResult['results'][number];
+type Lane = 'ranked' | 'name' | 'content';
+
+/** Reciprocal-rank fusion constant and per-lane weights. */
+const RRF_K = 60;
+const WEIGHT = { rankedSymbols: 1, rankedFiles: 1, names: 1.5, content: 0.5 } as const;
+
+// Words that carry no meaning of their own in a prose query; dropped when others remain.
+const STOP_WORDS = new Set(
+  'a an and are as at be by do does for from how in into is it of on or that the this to use using what when where which with'.split(' '),
+);
+
+interface Unit {
+  key: string;
+  store: Store;
+  kind: 'symbol' | 'file';
+  symbol?: SymbolHitRow['row'];
+  file?: FileHitRow;
+  literal?: FileHitRow;
+  lanes: Set<Lane>;
+  coverage: number;
+  score: number;
+}
+
+export class SearchService {
+  constructor(
+    private readonly root: string,
+    private readonly gate: ReadGate,
+    private readonly indexer: Indexer,
+  ) {}
+
+  async search(input: SearchInput): Promise<SearchResult> {
+    const literal = input.query.trim();
+    if (literal.length === 0) throw invalidField('query', 'empty');
+    const limit = pageLimit(input.limit, SEARCH_LIMIT_DEFAULT);
+    const pageIndex = input.page_index ?? 0;
+    const include = new Set(input.include ?? []);
+    const target = input.target ?? 'all';
+    const selectors = {
+      include: checkPatterns(input.paths?.include),
+      exclude: checkPatterns(input.paths?.exclude),
+      force: checkPatterns(input.paths?.force_include),
+    };
+    ReadGate.checkRevisionSpelling(input.rev);
+    if (input.rev !== undefined && selectors.force.length > 0) throw capabilityUnavailable('force_include at a revision');
+    const config = await this.gate.admit(input.rev);
+
+    const includeSet = new GlobSet(selectors.include);
+    const excludeSet = new GlobSet(selectors.exclude);
+    const q: LaneQuery = {
+      words: meaningfulWords(literal),
+      literal,
+      pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
+      symbols: target !== 'file',
+      files: target !== 'symbol',
+    };
+    // Found before anything is searched, so the bound holds whether or not the page needs them.
+    const forced = selectors.force.length > 0 ? await this.forcedStore(config, new GlobSet(selectors.force)) : null;
+
+    const warnings: ReadWarning[] = [];
+    const sources: Array<{ tag: string; store: Store; lanes: Lanes }> = [];
+    for (const [tag, store] of [['i', this.indexer.store], ['f', forced]] as const) {
+      if (!store) continue;
+      let ranked: Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> = { rankedSymbols: [], rankedFiles: [] };
+      try {
+        ranked = rankedLanes(store, q);
+        if (tag === 'i' && !store.hasFullText() && store.counts().files > 0) {
+          warnings.push(lexicalUnavailable('the full-text tier holds no indexed tree; run `rift index` to rebuild it'));
+        }
+      } catch (err) {
+        if (tag === 'i') warnings.push(lexicalUnavailable(`the full-text tier failed to load: ${(err as Error).message}`));
+      }
+      sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) } });
+    }
+    const units = fuse(sources);
+    const total = units.length;
+    const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
+    const results = page.map((u) => toHit(u, q.words, include));
+    forced?.close();
+    return { results, pagination: pagination(pageIndex, total, limit), warnings: [...warnings, ...this.gate.warnings()] };
+  }
+
+  /**
+   * Files `force_include` reaches that the index does not hold (excluded by [source] or
+   * .gitignore; never the floor), parsed into a private in-memory store.
+   */
+  private async forcedStore(config: WorkspaceConfig, force: GlobSet): Promise<Store> {
+    const policy = {
+      include: [] as string[],
+      exclude: [] as string[],
+      respectGitignore: false,
+      maxFileBytes: config.source.max_file_bytes,
+      maxFiles: Number.MAX_SAFE_INTEGER,
+    };
+    const everything = Visibility.fromGitignores(policy, new Map());
+    const walk = await walkWorkspace(this.root, everything, policy);
+    const matched = walk.files.filter((f) => force.matches(f.path) && !this.indexer.isVisible(f.path));
+    if (matched.length > FORCE_INCLUDE_FILES_MAX) {
+      throw limitExceeded('paths.force_include', FORCE_INCLUDE_FILES_MAX, matched.length);
+    }
+    const selection = this.indexer.currentSelection();
+    const store = Store.memory();
+    const updates = [];
+    for (const f of matched) {
+      const read = readSourceFileSync(this.root, f.path, config.source.max_file_bytes);
+      if (!read.ok) continue;
+      const outcome = parseBytes({ ...selection.item(f.path), keepContent: true }, read.bytes, read.sha256, read.mtimeMs);
+      if (outcome.ok) updates.push({ ...outcome });
+    }
+    store.applyBatch(updates, [], []);
+    return store;
+  }
+}
+
+function checkPatterns(patterns: readonly string[] | undefined): string[] {
+  for (const p of patterns ?? []) {
+    const violation = patternViolation(p);
+    if (violation) throw invalidField('paths', violation);
+  }
+  return [...(patterns ?? [])];
+}
+
+function meaningfulWords(query: string): QueryWord[] {
+  const words = queryWords(query);
+  const kept = words.filter((w) => !STOP_WORDS.has(w.text.toLowerCase()));
+  return kept.length > 0 ? kept : words;
+}
+
+function lexicalUnavailable(reason: string): ReadWarning {
+  return {
+    kind: 'lexical_ranking_unavailable',
+    message: `ranking fell back to identifier matching: ${reason}`,
+    reason,
+  };
+}
+
+/** Reciprocal-rank fusion of every lane of every store into one total order. */
+function fuse(sources: ReadonlyArray<{ tag: string; store: Store; lanes: Lanes }>): Unit[] {
+  const units = new Map<string, Unit>();
+  const unit = (store: Store, tag: string, kind: 'symbol' | 'file', id: number): Unit => {
+    const key = `${tag}:${kind}:${id}`;
+    let u = units.get(key);
+    if (!u) {
+      u = { key, store, kind, lanes: new Set(), coverage: 0, score: 0 };
+      units.set(key, u);
+    }
+    return u;
+  };
+  // Lanes from different stores merge by their own scores before ranks are taken.
+  const merged = <T extends { score: number; coverage: number }>(pick: (l: Lanes) => T[]) =>
+    sources
+      .flatMap((s) => pick(s.lanes).map((row) => ({ row, s })))
+      .sort((a, b) => b.row.coverage - a.row.coverage || a.row.score - b.row.score);
+
+  merged((l) => l.rankedSymbols).forEach(({ row, s }, rank) => {
+    const u = unit(s.store, s.tag, 'symbol', row.row.id);
+    u.symbol = row.row;
+    u.lanes.add('ranked');
+    u.coverage = Math.max(u.coverage, row.coverage);
+    u.score += WEIGHT.rankedSymbols / (RRF_K + rank);
+  });
+  merged((l) => l.names).forEach(({ row, s }, rank) => {
+    const u = unit(s.store, s.tag, 'symbol', row.row.id);
+    u.symbol = row.row;
+    u.lanes.add('name');
+    u.coverage = Math.max(u.coverage, row.coverage);
+    u.score += WEIGHT.names / (RRF_K + rank);
+  });
+  merged((l) => l.rankedFiles).forEach(({ row, s }, rank) => {
+    const u = unit(s.store, s.tag, 'file', row.fileId);
+    u.file = row;
+    u.lanes.add('ranked');
+    u.coverage = Math.max(u.coverage, row.coverage);
+    u.score += WEIGHT.rankedFiles / (RRF_K + rank);
+  });
+  // A literal line match is binary: every match earns the same weight.
+  for (const s of sources) {
+    for (const row of s.lanes.content) {
+      const u = unit(s.store, s.tag, 'file', row.fileId);
+      u.file ??= row;
+      u.literal = row;
+      u.lanes.add('content');
+      u.coverage = Math.max(u.coverage, row.coverage);
+      u.score += WEIGHT.content / RRF_K;
+    }
+  }
+  return [...units.values()].sort(
+    (a, b) =>
+      b.coverage - a.coverage ||
+      b.score - a.score ||
+      cmp(pathOf(a), pathOf(b)) ||
+      startOf(a) - startOf(b) ||
+      cmp(a.kind, b.kind) ||
+      cmp(a.key, b.key),
+  );
+}
+
+function pathOf(u: Unit): string {
+  return u.symbol?.path ?? u.file!.path;
+}
+
+function startOf(u: Unit): number {
+  return u.symbol ? u.symbol.span_start : (u.literal ?? u.file!).start;
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string>): Hit {
+  const matched_by = (['ranked', 'name', 'content'] as const).filter((l) => u.lanes.has(l));
+  let hit: Hit;
+  if (u.symbol) {
+    const row = u.symbol;
+    hit = {
+      hit: { target: 'symbol', symbol: symbolRecord(row) },
+      matched_by,
+      range: { start: row.span_start, end: row.span_end },
+      line: row.line,
+      path: row.path,
+    };
+  } else {
+    const file = u.file!;
+    const bytes = u.store.content(file.fileId);
+    const at = u.literal ?? (bytes ? bestLine(bytes, file, words) : file);
+    const target: Hit['hit'] = { target: 'file', size: file.size };
+    if (file.language) target.languages = [file.language];
+    hit = { hit: target, matched_by, range: { start: at.start, end: at.end }, line: at.line, path: file.path };
+  }
+  if (include.has('source')) {
+    const bytes = u.store.content(u.symbol ? u.store.file(u.symbol.path)!.id : u.file!.fileId);
+    hit.source = bytes ? utf8.decode(bytes.subarray(hit.range.start, hit.range.end)) : '';
+  }
+  if (include.has('score')) hit.score = u.score;
+  return hit;
+}
+
+/** Within a file's best chunk, the first line carrying the most query words (ending excluded). */
+function bestLine(bytes: Uint8Array, chunk: FileHitRow, words: readonly QueryWord[]): { start: number; end: number; line: number } {
+  let best = { start: chunk.start, end: chunk.start, line: chunk.line, count: -1 };
+  let start = chunk.start;
+  let line = chunk.line;
+  while (start < chunk.end) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0 || end > chunk.end) end = chunk.end;
+    const next = end + 1;
+    let textEnd = end;
+    if (textEnd > start && bytes[textEnd - 1] === 0x0d) textEnd--;
+    const tokens = new Set(wordTokens(utf8.decode(bytes.subarray(start, textEnd))));
+    const count = words.filter((w) => w.tokens.every((t) => tokens.has(t))).length;
+    if (count > best.count) best = { start, end: textEnd, line, count };
+    start = next;
+    line++;
+  }
+  return best;
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
