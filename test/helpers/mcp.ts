@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { removeWorkspace, tempWorkspace } from './workspace.ts';
 
 // Drives `rift mcp` the way agents run it: a subprocess over stdio, spoken to by the SDK's Client.
 
@@ -60,4 +61,25 @@ export async function startRift(workspace: string, env: Record<string, string> =
       await client.close();
     },
   };
+}
+
+/**
+ * One server over a temporary workspace for a whole `describe` block: registers the
+ * before/after hooks and returns live accessors.
+ */
+export function serveWorkspace(
+  hooks: { before: (fn: () => Promise<void>) => void; after: (fn: () => Promise<void>) => void },
+  files: Record<string, string | Uint8Array>,
+  env: Record<string, string> = {},
+): { readonly root: string; readonly rift: RiftMcp } {
+  const state = {} as { root: string; rift: RiftMcp };
+  hooks.before(async () => {
+    state.root = tempWorkspace(files);
+    state.rift = await startRift(state.root, env);
+  });
+  hooks.after(async () => {
+    await state.rift.close();
+    removeWorkspace(state.root);
+  });
+  return state;
 }

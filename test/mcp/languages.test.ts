@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
-import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { serveWorkspace } from '../helpers/mcp.ts';
 
 // Each of the seven languages over real stdio MCP: declarations with qualified names,
 // whole-declaration spans with attached docs, and witnessed nodes linked to symbols.
@@ -101,19 +100,10 @@ type Hit = {
 };
 
 describe('seven languages over MCP', () => {
-  let root: string;
-  let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root);
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
+  const ws = serveWorkspace({ before, after }, FILES);
 
   async function one(name: string, path: string): Promise<Hit> {
-    const r = (await rift.call('get_symbol', { name, limit: 50 })) as { hits: Hit[] };
+    const r = (await ws.rift.call('get_symbol', { name, limit: 50 })) as { hits: Hit[] };
     const hit = r.hits.find((h) => h.symbol.name === name && h.path === path);
     assert.ok(hit, `${name} in ${path}; got ${r.hits.map((h) => `${h.path}:${h.symbol.name}`).join(', ')}`);
     return hit;
@@ -205,7 +195,7 @@ describe('seven languages over MCP', () => {
     ];
     for (const [path, needle, owner] of probes) {
       const position = Buffer.from(FILES[path]).indexOf(needle);
-      const r = (await rift.call('nodes', { path, position })) as { nodes: Array<{ id: string; symbol?: string; kind: string; range: { start: number; end: number } }> };
+      const r = (await ws.rift.call('nodes', { path, position })) as { nodes: Array<{ id: string; symbol?: string; kind: string; range: { start: number; end: number } }> };
       assert.ok(r.nodes.length >= 3, `${path}: nested nodes`);
       for (let i = 1; i < r.nodes.length; i++) {
         const outer = r.nodes[i - 1].range;

@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
-import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { serveWorkspace } from '../helpers/mcp.ts';
+import { eventually } from '../helpers/workspace.ts';
 
 // get_symbol and nodes rules (reference F.3, F.5, F.8).
 
@@ -20,18 +20,9 @@ const FILES = {
 };
 
 describe('reads', () => {
-  let root: string;
-  let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root);
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
+  const ws = serveWorkspace({ before, after }, FILES);
 
-  const get = async (args: Record<string, unknown>) => (await rift.call('get_symbol', args)) as Page;
+  const get = async (args: Record<string, unknown>) => (await ws.rift.call('get_symbol', args)) as Page;
 
   test('ranking: exact qualified name, exact name, case-insensitive, suffix, substring; ties by path', async () => {
     const r = await get({ name: 'parse', limit: 20, include: [] });
@@ -69,49 +60,49 @@ describe('reads', () => {
     assert.equal(bare.hits[0].source, undefined);
     assert.equal(bare.hits[0].node, undefined);
     assert.deepEqual(bare.hits[0].range, { start: 20, end: 39 });
-    const e = await rift.fail('get_symbol', { name: 'reparse', include: ['history'] });
+    const e = await ws.rift.fail('get_symbol', { name: 'reparse', include: ['history'] });
     assert.equal(e.data.code, 'capability_unavailable');
     assert.equal(e.data.retry, 'operator_action');
     assert.match(e.data.message as string, /capability symbol history/);
   });
 
   test('rev without a git repository names the remedy', async () => {
-    const e = await rift.fail('get_symbol', { name: 'parse', rev: 'main' });
+    const e = await ws.rift.fail('get_symbol', { name: 'parse', rev: 'main' });
     assert.equal(e.data.code, 'capability_unavailable');
     assert.equal(
       e.data.message,
-      `no configured provider serves this request: workspace ${root}, requires a git repository — run \`git init\`, or omit \`rev\` to read the current tree; adjust the request to a served capability, or configure a provider that serves it`,
+      `no configured provider serves this request: workspace ${ws.root}, requires a git repository — run \`git init\`, or omit \`rev\` to read the current tree; adjust the request to a served capability, or configure a provider that serves it`,
     );
     assert.equal(e.data.phase, 'read');
   });
 
   test('nodes: EOF yields [], missing file is resource_not_found, a path no provider parses names its extension', async () => {
-    const eof = (await rift.call('nodes', { path: 'c/x.rs', position: 18 })) as { nodes: unknown[]; warnings: unknown[] };
+    const eof = (await ws.rift.call('nodes', { path: 'c/x.rs', position: 18 })) as { nodes: unknown[]; warnings: unknown[] };
     assert.deepEqual(eof, { nodes: [], warnings: [] });
-    const missing = await rift.fail('nodes', { path: 'c/none.rs', position: 0 });
+    const missing = await ws.rift.fail('nodes', { path: 'c/none.rs', position: 0 });
     assert.equal(missing.data.code, 'resource_not_found');
     assert.match(missing.data.message as string, /path c\/none\.rs/);
-    const md = await rift.fail('nodes', { path: 'notes/README.md', position: 0 });
+    const md = await ws.rift.fail('nodes', { path: 'notes/README.md', position: 0 });
     assert.equal(md.data.code, 'capability_unavailable');
     assert.match(md.data.message as string, /extension md/);
-    const just = await rift.fail('nodes', { path: 'notes/justfile', position: 0 });
+    const just = await ws.rift.fail('nodes', { path: 'notes/justfile', position: 0 });
     assert.equal(just.data.code, 'capability_unavailable');
     assert.match(just.data.message as string, /the path carries no extension/);
-    const dot = await rift.fail('nodes', { path: 'notes/.gitignore', position: 0 });
+    const dot = await ws.rift.fail('nodes', { path: 'notes/.gitignore', position: 0 });
     assert.match(dot.data.message as string, /the path carries no extension/);
-    const floor = await rift.fail('nodes', { path: '.git/config', position: 0 });
+    const floor = await ws.rift.fail('nodes', { path: '.git/config', position: 0 });
     assert.equal(floor.data.code, 'resource_not_found');
   });
 
   test('nodes link declaration nodes to their symbol, and the witness changes with the bytes', async () => {
-    const before = (await rift.call('nodes', { path: 'c/x.rs', position: 7 })) as { nodes: Array<{ id: string; kind: string; symbol?: string }> };
+    const before = (await ws.rift.call('nodes', { path: 'c/x.rs', position: 7 })) as { nodes: Array<{ id: string; kind: string; symbol?: string }> };
     assert.equal(before.nodes[0].kind, 'source_file');
     const fn = before.nodes.find((n) => n.kind === 'function_item');
     assert.equal(fn?.symbol, 'rift://symbol/rust/c/x.rs/PARSE');
     assert.equal(before.nodes.find((n) => n.kind === 'identifier')?.symbol, undefined);
-    writeFileSync(join(root, 'c/x.rs'), 'pub fn PARSE() { 1 }\n');
+    writeFileSync(join(ws.root, 'c/x.rs'), 'pub fn PARSE() { 1 }\n');
     const after = await eventually(async () => {
-      const r = (await rift.call('nodes', { path: 'c/x.rs', position: 7 })) as { nodes: Array<{ id: string; kind: string }> };
+      const r = (await ws.rift.call('nodes', { path: 'c/x.rs', position: 7 })) as { nodes: Array<{ id: string; kind: string }> };
       return r.nodes[0].id !== before.nodes[0].id ? r : undefined;
     });
     assert.match(after.nodes[0].id, /^rift:\/\/node\/rust\/c\/x\.rs@0-21#[0-9a-f]{8}$/);

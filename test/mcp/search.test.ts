@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { serveWorkspace, startRift } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace, writeFiles } from '../helpers/workspace.ts';
 
 // search over real stdio MCP (reference F.6 rules 59–71, F.3 paging).
@@ -36,17 +36,8 @@ const FILES: Record<string, string> = {
 };
 
 describe('search', () => {
-  let root: string;
-  let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root);
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
-  const search = async (args: Record<string, unknown>) => (await rift.call('search', args)) as Result;
+  const ws = serveWorkspace({ before, after }, FILES);
+  const search = async (args: Record<string, unknown>) => (await ws.rift.call('search', args)) as Result;
   const key = (h: Hit) => (h.hit.target === 'symbol' ? `${h.path}#${h.hit.symbol.name}` : `${h.path}`);
 
   test('a symbol matched only inside its declaration returns as a symbol hit tagged ranked', async () => {
@@ -156,14 +147,14 @@ describe('search', () => {
     assert.ok(keys.includes('tests/legacy/test_solver.py#test_fit_legacy'), keys.join(','));
     assert.equal(new Set(keys).size, keys.length, 'no duplicate hits');
     assert.equal(keys.filter((k) => k === 'tests/test_new.py#test_fit_new').length, 1);
-    writeFiles(root, { '.git/secret.py': 'def test_fit_git(): pass\n' });
+    writeFiles(ws.root, { '.git/secret.py': 'def test_fit_git(): pass\n' });
     const floor = await search({ query: 'test_fit_git', paths: { force_include: ['**'] } });
     assert.ok(floor.results.every((h) => !h.path.startsWith('.git/')));
   });
 
   test('bad input: empty or missing query, bad patterns, limit bounds', async () => {
-    assert.match((await rift.fail('search', {})).data.message as string, /field query, violation missing/);
-    assert.match((await rift.fail('search', { query: '  ' })).data.message as string, /field query, violation empty/);
+    assert.match((await ws.rift.fail('search', {})).data.message as string, /field query, violation missing/);
+    assert.match((await ws.rift.fail('search', { query: '  ' })).data.message as string, /field query, violation empty/);
     for (const [pattern, label] of [
       ['/abs', 'absolute'],
       ['a\\b', 'backslash'],
@@ -171,13 +162,13 @@ describe('search', () => {
       ['', 'empty'],
       ['a\u0007', 'control_character'],
     ]) {
-      const e = await rift.fail('search', { query: 'x', paths: { include: [pattern] } });
+      const e = await ws.rift.fail('search', { query: 'x', paths: { include: [pattern] } });
       assert.equal(e.data.code, 'invalid_request');
       assert.match(e.data.message as string, new RegExp(`field paths, violation ${label}`));
     }
-    assert.match((await rift.fail('search', { query: 'x', limit: 0 })).data.message as string, /field limit, violation zero/);
-    assert.deepEqual((await rift.fail('search', { query: 'x', limit: 1001 })).data.limit, { field: 'limit', limit: 1000, required: 1001 });
-    const rev = await rift.fail('search', { query: 'x', rev: 'main', paths: { force_include: ['tests/**'] } });
+    assert.match((await ws.rift.fail('search', { query: 'x', limit: 0 })).data.message as string, /field limit, violation zero/);
+    assert.deepEqual((await ws.rift.fail('search', { query: 'x', limit: 1001 })).data.limit, { field: 'limit', limit: 1000, required: 1001 });
+    const rev = await ws.rift.fail('search', { query: 'x', rev: 'main', paths: { force_include: ['tests/**'] } });
     assert.equal(rev.data.code, 'capability_unavailable');
     assert.match(rev.data.message as string, /force_include at a revision/);
   });
@@ -190,9 +181,9 @@ describe('search', () => {
   });
 
   test('edits reach the full-text tier in the same snapshot', async () => {
-    writeFileSync(join(root, 'notes.txt'), 'the quixotic marmalade\n');
+    writeFileSync(join(ws.root, 'notes.txt'), 'the quixotic marmalade\n');
     await eventually(async () => ((await search({ query: 'marmalade' })).results.length === 1 ? true : undefined));
-    writeFileSync(join(root, 'notes.txt'), 'nothing here\n');
+    writeFileSync(join(ws.root, 'notes.txt'), 'nothing here\n');
     await eventually(async () => ((await search({ query: 'marmalade' })).results.length === 0 ? true : undefined));
   });
 });
