@@ -6,6 +6,7 @@ import { runSymbol } from './symbol-command.ts';
 import { runNodes } from './nodes-command.ts';
 import { runSearch } from './search-command.ts';
 import { runMcp } from './mcp-command.ts';
+import { runPrompt } from './prompt-command.ts';
 import { UsageError } from './args.ts';
 
 // `rift <command>`: argument parsing and wiring only; each command lives in its own file.
@@ -24,6 +25,9 @@ Usage:
   rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                                syntax nodes containing a byte offset
   rift mcp [--workspace DIR]                   serve MCP over stdio (for agents)
+  rift -p "<prompt>" [--model M] [--host URL] [--json] [--trace FILE]
+          [--continue | --resume PATH] [--approve]
+                                               run one agent turn headless (docs/agent.md)
   rift --help | --version
 
 The workspace defaults to the current directory. Configuration: rift.toml at the
@@ -35,6 +39,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   // One-shot commands print their own summary; their logs stay quiet unless RIFT_LOG asks.
   if (command !== 'mcp' && !process.env.RIFT_LOG) setLogLevel('warn');
   try {
+    // Headless agent mode is flags only (`rift --model m -p "..."`), never a command word.
+    if (command?.startsWith('-') && argv.some((a) => a === '-p' || a === '--prompt' || a.startsWith('--prompt='))) {
+      return await runPrompt(argv);
+    }
     switch (command) {
       case undefined:
       case '-h':

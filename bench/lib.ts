@@ -1,0 +1,138 @@
+import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// Small helpers shared by the benchmarks in bench/: timed child processes, percentiles,
+// a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
+
+export const TIME_BIN = '/usr/bin/time';
+
+export interface Timed {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** Wall time measured around the spawn (includes process start-up). */
+  wallMs: number;
+  /** Peak resident set of the measured process in KiB, when /usr/bin/time is available. */
+  maxRssKb: number | null;
+  cpuS: number | null;
+}
+
+/**
+ * Runs a command to completion, under GNU time when present so peak RSS is the measured
+ * program's own (threads included), not this process's.
+ */
+export function timed(cmd: string, args: readonly string[], options: SpawnSyncOptions & { timeoutMs: number }): Timed {
+  const useTime = existsSync(TIME_BIN);
+  const scratch = useTime ? mkdtempSync(join(tmpdir(), 'rift-bench-time-')) : null;
+  const report = scratch ? join(scratch, 'time.txt') : '';
+  const [file, argv] = useTime ? [TIME_BIN, ['-o', report, '-f', '%M %U %S', cmd, ...args]] : [cmd, [...args]];
+  const started = performance.now();
+  const r = spawnSync(file, argv, { ...options, timeout: options.timeoutMs, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const wallMs = performance.now() - started;
+  let maxRssKb: number | null = null;
+  let cpuS: number | null = null;
+  if (scratch) {
+    // GNU time prefixes "Command exited with non-zero status N" on failure; the numbers are last.
+    const last = readFileSync(report, 'utf8').trim().split('\n').pop() ?? '';
+    const [rss, user, sys] = last.split(' ').map(Number);
+    if (Number.isFinite(rss)) maxRssKb = rss;
+    if (Number.isFinite(user) && Number.isFinite(sys)) cpuS = user + sys;
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  if (r.error) throw new Error(`${cmd} failed to run: ${r.error.message}`);
+  return { status: r.status, stdout: String(r.stdout), stderr: String(r.stderr), wallMs, maxRssKb, cpuS };
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+export function median(values: readonly number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
+}
+
+/** mulberry32: a tiny deterministic PRNG so sampled inputs are the same on every run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Copies `src` to `dst`, skipping any entry for which `skip(relativePath, name)` is true. */
+export function copyTree(src: string, dst: string, skip: (rel: string, name: string) => boolean): void {
+  cpSync(src, dst, {
+    recursive: true,
+    verbatimSymlinks: true,
+    filter: (from) => {
+      if (from === src) return true;
+      const rel = from.slice(src.length + 1);
+      return !skip(rel, rel.slice(rel.lastIndexOf('/') + 1));
+    },
+  });
+}
+
+/** Regular files and their total bytes below `dir` (symlinks not followed, `.rift/` skipped). */
+export function treeSize(dir: string): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  const stack = [dir];
+  while (stack.length > 0) {
+    const d = stack.pop()!;
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== '.rift') stack.push(p);
+      } else if (e.isFile()) {
+        files++;
+        bytes += lstatSync(p).size;
+      }
+    }
+  }
+  return { files, bytes };
+}
+
+/**
+ * Replaces the `## heading` section of a markdown file (up to the next `## ` heading) with
+ * `body`, appending it when absent; other sections stay as they are.
+ */
+export function writeSection(file: string, heading: string, body: string): void {
+  const title = '# Benchmarks\n\nEach benchmark in `bench/` compares rift with a peer tool on the same input in the same run.\n';
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : title;
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.trim() === heading);
+  const section = `${heading}\n\n${body.trimEnd()}\n`;
+  let out: string;
+  if (start < 0) {
+    out = `${text.trimEnd()}\n\n${section}`;
+  } else {
+    let end = lines.findIndex((l, i) => i > start && /^## /.test(l));
+    if (end < 0) end = lines.length;
+    const before = lines.slice(0, start).join('\n').trimEnd();
+    const after = lines.slice(end).join('\n').trim();
+    out = `${before}\n\n${section}${after ? `\n${after}\n` : ''}`;
+  }
+  writeFileSync(file, out);
+}
+
+export function fmtMs(ms: number): string {
+  if (!Number.isFinite(ms)) return 'n/a';
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
+  if (ms >= 10) return `${ms.toFixed(0)} ms`;
+  return `${ms.toFixed(1)} ms`;
+}
+
+export function fmtMb(kb: number | null): string {
+  return kb === null ? 'n/a' : `${(kb / 1024).toFixed(0)} MB`;
+}

@@ -1,0 +1,122 @@
+import { previewDiff, diffSegments } from './diff.ts';
+import type { Gate } from './gate.ts';
+import { PermissionRules, builtinBashDenied, suggestBashPattern, suggestEditRule } from './permissions.ts';
+import { ToolError } from './tool.ts';
+
+// The approval model (reference A.8): built-in bash deny list, then user rules
+// (deny > ask > allow), then the approval mode. One shared flag, read per gated action, so a
+// front end can flip it mid-turn.
+
+export type GatedKind = 'write' | 'edit' | 'bash';
+
+export interface EditProposal {
+  kind: 'write' | 'edit';
+  absPath: string;
+  /** Prior text, '' for a new file; null when the prior content is binary. */
+  old: string | null;
+  proposed: string;
+}
+
+export interface EditAuthorization {
+  content: string;
+  /** The reviewer applied something other than the proposal. */
+  partial: boolean;
+}
+
+export const PARTIAL_NOTE = '\nNOTE: the user accepted only part of your proposal in review — re-read the file to see what was applied.';
+
+const denied = (kind: GatedKind) =>
+  new ToolError(`the user DENIED this ${kind} action. Do not retry it; ask them how to proceed or choose another approach.`);
+
+export class Approval {
+  /** Approval mode: true means gated actions prompt unless a rule or grant covers them. */
+  approve: boolean;
+  private readonly grants = new Set<GatedKind>();
+  private allBash = false;
+
+  constructor(
+    approve: boolean,
+    readonly rules: PermissionRules,
+    private readonly cwd: string,
+    /** Persists an "always allow" rule to the user config; failures are reported, not fatal. */
+    private readonly persistAllow: (rule: string) => void = () => {},
+  ) {
+    this.approve = approve;
+  }
+
+  /** Ask rules with nobody attached deny (headless); under auto-approve with a user attached they are suppressed. */
+  private noUser(kind: GatedKind, rule: string): ToolError {
+    return new ToolError(`this ${kind} requires interactive approval (permission rule '${rule}') and no user is attached`);
+  }
+
+  async authorizeEdit(gate: Gate, p: EditProposal, signal: AbortSignal): Promise<EditAuthorization> {
+    const verdict = this.rules.verdict(p.kind, p.absPath);
+    if (verdict.kind === 'deny') throw new ToolError(`this ${p.kind} was blocked by permission rule '${verdict.rule}'`);
+    const forced = verdict.kind === 'ask' ? verdict.rule : null;
+    if (forced && !gate.interactive) throw this.noUser(p.kind, forced);
+    if (!this.approve) return { content: p.proposed, partial: false };
+    if (verdict.kind === 'allow') return { content: p.proposed, partial: false };
+    if (!forced && this.grants.has(p.kind)) return { content: p.proposed, partial: false };
+    if (!gate.interactive) throw this.noUser(p.kind, 'approval mode');
+
+    if (gate.review && p.old !== null) {
+      const decision = await gate.review(
+        { tool: p.kind, path: p.absPath, old: p.old, new: p.proposed, segments: diffSegments(p.old, p.proposed) },
+        signal,
+      );
+      if (decision !== 'unavailable') {
+        if (decision === null || !decision.apply) {
+          throw new ToolError(`the user DENIED this ${p.kind} action in review. Do not retry it; ask them how to proceed or choose another approach.`);
+        }
+        const content = decision.content ?? p.proposed;
+        return { content, partial: content !== p.proposed };
+      }
+    }
+
+    const summary = p.kind === 'write' ? `${p.absPath} (${Buffer.byteLength(p.proposed)} bytes)` : p.absPath;
+    const rule = suggestEditRule(this.cwd, p.absPath);
+    const choices = forced ? ['allow', 'deny'] : ['allow', `always allow ${p.kind} this session`, `always allow '${rule}'`, 'deny'];
+    const answer = await gate.ask(
+      {
+        question: forced ? `Allow ${p.kind} ('${forced}'): ${summary}` : `Allow ${p.kind}: ${summary}`,
+        detail: p.old === null ? ['(overwriting a binary file)'] : previewDiff(p.old, p.proposed, 40),
+        choices,
+      },
+      signal,
+    );
+    if (answer === null || !choices.includes(answer) || answer === 'deny') throw denied(p.kind);
+    if (answer === choices[1] && !forced) this.grants.add(p.kind);
+    if (answer === choices[2] && !forced) {
+      this.rules.addAllow(rule);
+      this.persistAllow(rule);
+    }
+    return { content: p.proposed, partial: false };
+  }
+
+  async authorizeBash(gate: Gate, command: string, signal: AbortSignal): Promise<void> {
+    if (builtinBashDenied(command)) throw new ToolError(`command blocked by permission policy: ${command}`);
+    const verdict = this.rules.verdict('bash', command);
+    if (verdict.kind === 'deny') throw new ToolError(`this bash command was blocked by permission rule '${verdict.rule}'`);
+    const forced = verdict.kind === 'ask' ? verdict.rule : null;
+    if (forced && !gate.interactive) throw this.noUser('bash', forced);
+    if (!this.approve) return;
+    if (verdict.kind === 'allow') return;
+    if (!forced && this.allBash) return;
+    if (!gate.interactive) throw this.noUser('bash', 'approval mode');
+
+    const pattern = suggestBashPattern(command);
+    const choices = forced ? ['allow once', 'deny'] : ['allow once', `always allow '${pattern}'`, 'allow all bash this session', 'deny'];
+    const head = command.length > 120 ? command.slice(0, 120) : command;
+    const answer = await gate.ask(
+      { question: forced ? `Allow bash ('${forced}'): ${head}` : `Allow bash: ${head}`, detail: [], choices },
+      signal,
+    );
+    if (answer === null || !choices.includes(answer) || answer === 'deny') throw denied('bash');
+    if (!forced && answer === choices[1]) {
+      const rule = `Bash(${pattern})`;
+      this.rules.addAllow(rule);
+      this.persistAllow(rule);
+    }
+    if (!forced && answer === choices[2]) this.allBash = true;
+  }
+}

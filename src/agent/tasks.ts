@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { EventSink } from './types.ts';
+
+// Background bash tasks (reference A.17): at most 8 at once, output capped at 256 KB with the
+// front dropped, ids session-wide from 1. A kill is silent (no task_finished).
+
+export const TASKS_RUNNING_MAX = 8;
+export const TASK_OUTPUT_BYTES_MAX = 256 * 1024;
+export const TASK_STATUS_CHARS_MAX = 20_000;
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07/g;
+export function stripAnsi(s: string): string {
+  return s.replace(ANSI, '');
+}
+
+interface Task {
+  id: number;
+  label: string;
+  child: ChildProcess;
+  output: string;
+  running: boolean;
+  killed: boolean;
+  exit: number | null;
+}
+
+export class BackgroundTasks {
+  private next = 1;
+  private readonly tasks = new Map<number, Task>();
+
+  constructor(private emit: EventSink = () => {}) {}
+
+  setSink(emit: EventSink): void {
+    this.emit = emit;
+  }
+
+  get running(): number {
+    return [...this.tasks.values()].filter((t) => t.running).length;
+  }
+
+  start(command: string, argv: string[], cwd: string): { id: number; pid: number } {
+    if (this.running >= TASKS_RUNNING_MAX) throw new Error(`at most ${TASKS_RUNNING_MAX} background tasks run at once; wait for one to finish or kill one`);
+    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const task: Task = { id: this.next++, label: command, child, output: '', running: true, killed: false, exit: null };
+    this.tasks.set(task.id, task);
+    const add = (b: Buffer) => {
+      task.output += b.toString('utf8');
+      if (task.output.length > TASK_OUTPUT_BYTES_MAX) task.output = task.output.slice(task.output.length - TASK_OUTPUT_BYTES_MAX);
+    };
+    child.stdout?.on('data', add);
+    child.stderr?.on('data', add);
+    child.on('error', (e) => add(Buffer.from(String(e))));
+    child.on('close', (code) => {
+      task.running = false;
+      task.exit = code;
+      if (!task.killed) {
+        const clean = stripAnsi(task.output);
+        this.emit({ event: 'task_finished', id: task.id, label: task.label, ok: code === 0, preview: clean.slice(-1000) });
+      }
+    });
+    this.emit({ event: 'task_started', id: task.id, label: command });
+    return { id: task.id, pid: child.pid ?? 0 };
+  }
+
+  list(): string {
+    if (this.tasks.size === 0) return 'no background tasks';
+    return [...this.tasks.values()].map((t) => `#${t.id} ${this.state(t)}: ${t.label}`).join('\n');
+  }
+
+  private state(t: Task): string {
+    return t.running ? 'running' : t.killed ? 'killed' : `exited (${t.exit})`;
+  }
+
+  /** Status and output, the middle dropped past 20 KB so both the start and the latest lines show. */
+  status(id: number): string | null {
+    const t = this.tasks.get(id);
+    if (!t) return null;
+    let out = stripAnsi(t.output);
+    if (out.length > TASK_STATUS_CHARS_MAX) {
+      const half = TASK_STATUS_CHARS_MAX / 2;
+      out = `${out.slice(0, half)}\n... [output truncated: ${TASK_STATUS_CHARS_MAX} of ${out.length} chars shown] ...\n${out.slice(-half)}`;
+    }
+    return `task #${t.id} ${this.state(t)}: ${t.label}\n${out === '' ? '(no output yet)' : out}`;
+  }
+
+  kill(id: number): boolean {
+    const t = this.tasks.get(id);
+    if (!t || !t.running) return false;
+    t.killed = true;
+    killGroup(t.child);
+    return true;
+  }
+
+  /** Kills every running task; returns how many were running. */
+  killAll(): number {
+    let n = 0;
+    for (const t of this.tasks.values()) {
+      if (t.running) {
+        n++;
+        t.killed = true;
+        killGroup(t.child);
+      }
+    }
+    return n;
+  }
+}
+
+/** Kills the child's whole process group (it was spawned detached, so it leads one). */
+export function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}

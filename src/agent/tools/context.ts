@@ -1,0 +1,45 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Approval } from '../approval.ts';
+import type { Gate } from '../gate.ts';
+import type { BackgroundTasks } from '../tasks.ts';
+import type { EventSink, PlanItem } from '../types.ts';
+import type { UndoJournal } from '../undo.ts';
+import type { ReadService } from '../../services/read-service.ts';
+import type { SearchService } from '../../services/search-service.ts';
+
+// What every tool call sees. Shared switches (approval, rules) live on objects the front end
+// also holds, so flipping them mid-turn takes effect on the next gated action.
+
+/** In-process code services; a code tool is offered only when its service exists. */
+export interface CodeServices {
+  read?: ReadService;
+  search?: SearchService;
+}
+
+export interface AppliedDiff {
+  path: string;
+  diff: string[];
+  added: number;
+  removed: number;
+}
+
+export interface ToolContext {
+  cwd: string;
+  signal: AbortSignal;
+  gate: Gate;
+  approval: Approval;
+  journal: UndoJournal;
+  plan: PlanItem[];
+  tasks: BackgroundTasks;
+  emit: EventSink;
+  code: CodeServices;
+  /** Headless runs cannot ask; ask_user is answered "use your best judgment". */
+  canAskUser: boolean;
+  bashWrapper?: string;
+  /** Set by write/edit for the loop's edit_diff; one per call. */
+  lastDiff?: AppliedDiff;
+}
+
+export function resolvePath(ctx: Pick<ToolContext, 'cwd'>, path: string): string {
+  return isAbsolute(path) ? resolve(path) : resolve(ctx.cwd, path);
+}

@@ -1,0 +1,281 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, relative } from 'node:path';
+import { PARTIAL_NOTE } from '../approval.ts';
+import { diffCounts, previewDiff } from '../diff.ts';
+import { ToolError, optBool, optInt, stringArg, type Tool } from '../tool.ts';
+import { resolvePath, type ToolContext } from './context.ts';
+import { extractDeclarations } from '../../syntax/declarations.ts';
+import { isSyntaxReady } from '../../syntax/runtime.ts';
+import type { LanguageId } from '../../syntax/types.ts';
+
+// read, write and edit (reference B.2). Errors are written so the model can fix the call in
+// one step: closest names, closest lines, whitespace diagnosis.
+
+export const READ_LINES_MAX = 2000;
+export const READ_LINE_CHARS_MAX = 2000;
+export const READ_BYTES_MAX = 50_000;
+export const OUTLINE_LINES_MIN = 500;
+const BINARY_SNIFF_BYTES = 8192;
+
+const OUTLINE_LANGUAGES: Record<string, LanguageId> = {
+  '.rs': 'rust', '.py': 'python', '.js': 'javascript', '.jsx': 'javascript', '.ts': 'typescript', '.tsx': 'tsx', '.go': 'go',
+};
+
+function looksBinary(bytes: Uint8Array): boolean {
+  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
+}
+
+/** Similarity of two strings by shared character bigrams (Dice coefficient). */
+export function bigramSimilarity(a: string, b: string): number {
+  if (a === b) return 1;
+  if (a.length < 2 || b.length < 2) return 0;
+  const grams = new Map<string, number>();
+  for (let i = 0; i < a.length - 1; i++) {
+    const g = a.slice(i, i + 2);
+    grams.set(g, (grams.get(g) ?? 0) + 1);
+  }
+  let shared = 0;
+  for (let i = 0; i < b.length - 1; i++) {
+    const g = b.slice(i, i + 2);
+    const n = grams.get(g) ?? 0;
+    if (n > 0) {
+      shared++;
+      grams.set(g, n - 1);
+    }
+  }
+  return (2 * shared) / (a.length - 1 + (b.length - 1));
+}
+
+function missingFile(ctx: ToolContext, path: string, abs: string): ToolError {
+  const dir = dirname(abs);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    // the directory itself is missing: no suggestions
+  }
+  const want = basename(abs).toLowerCase();
+  const similar = names
+    .map((n) => ({ n, s: bigramSimilarity(n.toLowerCase(), want) }))
+    .filter((x) => x.s > 0.4)
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 5)
+    .map((x) => relative(ctx.cwd, resolvePath(ctx, `${dir}/${x.n}`)) || x.n);
+  return new ToolError(similar.length > 0 ? `${path} does not exist. Did you mean: ${similar.join(', ')}?` : `${path} does not exist. Use ls or glob to find the right path.`);
+}
+
+function checkReadDeny(ctx: ToolContext, tool: string, abs: string): void {
+  const rule = ctx.approval.rules.denied(tool, abs);
+  if (rule) throw new ToolError(`reading ${abs} is blocked by permission rule '${rule}'`);
+}
+
+function outline(language: LanguageId, bytes: Uint8Array, text: string): string | null {
+  if (!isSyntaxReady()) return null;
+  let decls;
+  try {
+    decls = extractDeclarations(language, bytes).declarations;
+  } catch {
+    return null;
+  }
+  if (decls.length === 0) return null;
+  const starts = [0];
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 10) starts.push(i + 1);
+  const lineOf = (off: number) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= off) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const lines = text.split('\n');
+  return decls
+    .map((d) => {
+      const ln = lineOf(d.itemSpan.start);
+      const depth = d.container ? d.qualifiedName.split(/::|\./).length - 1 : 0;
+      return `${String(ln + 1).padStart(5)}\t${'  '.repeat(depth)}${(lines[ln] ?? '').trim().slice(0, 200)}`;
+    })
+    .join('\n');
+}
+
+export const readTool: Tool<ToolContext> = {
+  name: 'read',
+  description: 'Read a text file with line numbers. Use offset/limit for ranges of large files.',
+  parameters: {
+    type: 'object',
+    required: ['path'],
+    properties: {
+      path: { type: 'string' },
+      offset: { type: 'integer', description: '1-based first line' },
+      limit: { type: 'integer', description: 'lines, max 2000' },
+    },
+  },
+  async run(args, ctx) {
+    const path = stringArg(args, 'path', 'read');
+    const offset = optInt(args, 'offset', 'read');
+    const limitArg = optInt(args, 'limit', 'read');
+    const abs = resolvePath(ctx, path);
+    checkReadDeny(ctx, 'read', abs);
+    if (!existsSync(abs)) throw missingFile(ctx, path, abs);
+    if (statSync(abs).isDirectory()) throw new ToolError(`${path} is a directory; use ls to list it`);
+    const bytes = new Uint8Array(readFileSync(abs));
+    if (looksBinary(bytes)) throw new ToolError(`${path} appears to be a binary file`);
+    const text = Buffer.from(bytes).toString('utf8');
+    if (text.length === 0) return '(empty file)\n';
+    const lines = text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    const total = lines.length;
+
+    const language = OUTLINE_LANGUAGES[extname(abs)];
+    if (offset === undefined && limitArg === undefined && language && total > OUTLINE_LINES_MIN) {
+      const o = outline(language, bytes, text);
+      if (o) return `${path} has ${total} lines — showing its outline (line numbers on the left). Re-read with offset/limit for the exact ranges you need.\n${o}\n`;
+    }
+
+    const start = Math.max(1, offset ?? 1);
+    if (start > total) throw new ToolError(`offset ${start} is past the end of the file (${total} lines)`);
+    const limit = Math.min(Math.max(1, limitArg ?? READ_LINES_MAX), READ_LINES_MAX);
+    let out = '';
+    let last = start - 1;
+    for (let i = start - 1; i < Math.min(total, start - 1 + limit); i++) {
+      let line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
+      if (line.length > READ_LINE_CHARS_MAX) line = line.slice(0, READ_LINE_CHARS_MAX);
+      const piece = `${String(i + 1).padStart(5)}\t${line}\n`;
+      if (Buffer.byteLength(out) + Buffer.byteLength(piece) > READ_BYTES_MAX) {
+        out += `[truncated at ${READ_BYTES_MAX} bytes; use offset/limit to read more]\n`;
+        break;
+      }
+      out += piece;
+      last = i + 1;
+    }
+    if (last < total) out += `[showing lines ${start}-${last} of ${total}; continue with offset=${last + 1}]\n`;
+    return out;
+  },
+};
+
+/** Atomic write: a sibling temp file renamed into place, so a crash never leaves half a file. */
+function writeAtomic(abs: string, content: string): void {
+  mkdirSync(dirname(abs), { recursive: true });
+  const tmp = `${abs}.rift-tmp-${process.pid}`;
+  writeFileSync(tmp, content);
+  renameSync(tmp, abs);
+}
+
+interface Prior {
+  exists: boolean;
+  text: string;
+  binary: boolean;
+}
+
+function priorOf(abs: string): Prior {
+  if (!existsSync(abs)) return { exists: false, text: '', binary: false };
+  const bytes = new Uint8Array(readFileSync(abs));
+  return { exists: true, text: Buffer.from(bytes).toString('utf8'), binary: looksBinary(bytes) };
+}
+
+async function applyChange(ctx: ToolContext, kind: 'write' | 'edit', abs: string, prior: Prior, proposed: string): Promise<{ note: string; content: string }> {
+  const auth = await ctx.approval.authorizeEdit(ctx.gate, { kind, absPath: abs, old: prior.binary ? null : prior.text, proposed }, ctx.signal);
+  if (ctx.signal.aborted) throw new ToolError('cancelled by user');
+  ctx.journal.record(abs);
+  writeAtomic(abs, auth.content);
+  if (!prior.binary) {
+    const diff = previewDiff(prior.text, auth.content, 80);
+    ctx.lastDiff = { path: abs, diff, ...diffCounts(diff) };
+  }
+  return { note: auth.partial ? PARTIAL_NOTE : '', content: auth.content };
+}
+
+export const writeTool: Tool<ToolContext> = {
+  name: 'write',
+  description: 'Create or overwrite a file with the full content given.',
+  mutating: true,
+  parameters: { type: 'object', required: ['path', 'content'], properties: { path: { type: 'string' }, content: { type: 'string' } } },
+  async run(args, ctx) {
+    const path = stringArg(args, 'path', 'write');
+    const content = stringArg(args, 'content', 'write');
+    const abs = resolvePath(ctx, path);
+    if (existsSync(abs) && statSync(abs).isDirectory()) throw new ToolError(`${path} is a directory; give a file path`);
+    const prior = priorOf(abs);
+    const { note } = await applyChange(ctx, 'write', abs, prior, content);
+    return `Wrote ${Buffer.byteLength(content)} bytes to ${abs}${note}`;
+  },
+};
+
+function countOccurrences(hay: string, needle: string): number {
+  let n = 0;
+  let i = 0;
+  while ((i = hay.indexOf(needle, i)) >= 0) {
+    n++;
+    i += needle.length;
+  }
+  return n;
+}
+
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/** Why old_string did not match, in a sentence the model can act on (B.2 edit). */
+export function diagnoseMiss(text: string, oldString: string, path: string): string {
+  const needle = squash(oldString);
+  if (needle.length > 0 && squash(text).includes(needle)) {
+    return `old_string not found in ${path}, but the same text DOES exist with different whitespace/indentation. Re-read those lines and copy them exactly (tabs vs spaces, line breaks).`;
+  }
+  const first = oldString.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? '';
+  let best = { line: 0, score: 0, text: '' };
+  text.split('\n').forEach((l, i) => {
+    const s = bigramSimilarity(l.trim(), first);
+    if (s > best.score) best = { line: i + 1, score: s, text: l.trim() };
+  });
+  if (best.score > 0.5) {
+    return `old_string not found in ${path}. Closest match is line ${best.line}: \`${best.text.slice(0, 200)}\`. Read around that line and use its exact text.`;
+  }
+  return `old_string not found in ${path}. Read the file again and match the text exactly.`;
+}
+
+export const editTool: Tool<ToolContext> = {
+  name: 'edit',
+  description: 'Replace exact text in a file. old_string must match once (or set replace_all).',
+  mutating: true,
+  parameters: {
+    type: 'object',
+    required: ['path', 'old_string', 'new_string'],
+    properties: {
+      path: { type: 'string' },
+      old_string: { type: 'string' },
+      new_string: { type: 'string' },
+      replace_all: { type: 'boolean' },
+    },
+  },
+  async run(args, ctx) {
+    const path = stringArg(args, 'path', 'edit');
+    let oldString = stringArg(args, 'old_string', 'edit');
+    let newString = stringArg(args, 'new_string', 'edit');
+    const replaceAll = optBool(args, 'replace_all', 'edit') ?? false;
+    if (oldString === '') throw new ToolError('old_string must not be empty');
+    if (oldString === newString) throw new ToolError('old_string and new_string are identical');
+    const abs = resolvePath(ctx, path);
+    if (!existsSync(abs)) throw missingFile(ctx, path, abs);
+    const prior = priorOf(abs);
+    if (prior.binary) throw new ToolError(`${path} appears to be a binary file; edit works on text files only`);
+    const text = prior.text;
+    // CRLF reconciliation: match and write in the file's own line endings.
+    const fileCrlf = text.includes('\r\n');
+    if (fileCrlf && !oldString.includes('\r\n')) {
+      oldString = oldString.replace(/\n/g, '\r\n');
+      newString = newString.replace(/\r?\n/g, '\r\n');
+    } else if (!fileCrlf && oldString.includes('\r\n')) {
+      oldString = oldString.replace(/\r\n/g, '\n');
+      newString = newString.replace(/\r\n/g, '\n');
+    }
+    const count = countOccurrences(text, oldString);
+    if (count === 0) throw new ToolError(diagnoseMiss(text, oldString, path));
+    if (count > 1 && !replaceAll) {
+      throw new ToolError(`old_string occurs ${count} times in ${path}; include more surrounding context to make it unique, or set replace_all`);
+    }
+    const proposed = replaceAll ? text.split(oldString).join(newString) : text.replace(oldString, () => newString);
+    const { note } = await applyChange(ctx, 'edit', abs, prior, proposed);
+    const n = replaceAll ? count : 1;
+    return `Edited ${abs} (${n} replacement${n === 1 ? '' : 's'})${note}`;
+  },
+};

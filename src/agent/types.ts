@@ -1,0 +1,129 @@
+// Neutral types shared by the providers, the loop and the front ends (reference B.1).
+// Provider wire shapes are translated to and from these at the provider edge only.
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ToolCall {
+  id?: string;
+  function: { index?: number; name: string; arguments: Record<string, unknown> };
+}
+
+export interface Message {
+  role: Role;
+  content: string;
+  thinking?: string;
+  tool_calls?: ToolCall[];
+  tool_name?: string;
+  tool_call_id?: string;
+  images?: string[];
+}
+
+export interface ToolDef {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: Message[];
+  tools: ToolDef[];
+  /** undefined: omit (server default); false: the model cannot think. */
+  think?: boolean;
+  numCtx: number;
+  temperature: number;
+  numPredict?: number;
+  /** Summaries run non-streaming (B.6). */
+  stream?: boolean;
+}
+
+export interface CallStats {
+  prompt_eval_count: number;
+  eval_count: number;
+  total_duration_ns: number;
+  eval_duration_ns: number;
+}
+
+export interface ChatOutcome {
+  message: Message;
+  done_reason?: string;
+  stats: CallStats;
+  truncation_suspected: boolean;
+}
+
+export type StreamDelta =
+  | { kind: 'thinking'; text: string }
+  | { kind: 'content'; text: string }
+  | { kind: 'tool_call'; call: ToolCall };
+
+export interface ModelInfo {
+  capabilities: string[];
+  /** From `<arch>.context_length` (Ollama) or the server's model listing (OpenAI-compatible). */
+  contextLength?: number;
+}
+
+export interface Provider {
+  readonly kind: 'ollama' | 'openai';
+  readonly baseUrl: string;
+  tags(signal?: AbortSignal): Promise<string[]>;
+  show(model: string, signal?: AbortSignal): Promise<ModelInfo>;
+  chat(req: ChatRequest, onDelta: (d: StreamDelta) => void, signal?: AbortSignal): Promise<ChatOutcome>;
+}
+
+export interface TurnStats {
+  iterations: number;
+  prompt_tokens: number;
+  billed_prompt_tokens: number;
+  output_tokens: number;
+  duration_ms: number;
+  tokens_per_sec: number;
+}
+
+export function zeroStats(): TurnStats {
+  return { iterations: 0, prompt_tokens: 0, billed_prompt_tokens: 0, output_tokens: 0, duration_ms: 0, tokens_per_sec: 0 };
+}
+
+export interface PlanItem {
+  text: string;
+  done: boolean;
+}
+
+/** Every event the engine produces (serve-protocol-v1 turn flow). Front ends map these onto their wire. */
+export type AgentEvent =
+  | { event: 'iteration'; n: number }
+  | { event: 'thinking'; text: string }
+  | { event: 'content'; text: string }
+  | { event: 'tool_start'; name: string; args: Record<string, unknown> }
+  | { event: 'tool_result'; name: string; ok: boolean; preview: string }
+  | { event: 'edit_diff'; path: string; added: number; removed: number; diff: string[] }
+  | { event: 'plan'; items: PlanItem[] }
+  | { event: 'info'; text: string }
+  | { event: 'warning'; text: string }
+  | { event: 'task_started'; id: number; label: string }
+  | { event: 'task_finished'; id: number; label: string; ok: boolean; preview: string }
+  | { event: 'done'; stats: TurnStats }
+  | { event: 'context'; used: number; limit: number };
+
+export type EventSink = (e: AgentEvent) => void;
+
+/** Failure counters for traces (B.12); internal, never on the serve wire. */
+export interface FailureCounters {
+  truncations: number;
+  textual_recoveries: number;
+  alias_hits: number;
+  doom_loop_trips: number;
+  unknown_tools: number;
+  tool_errors: number;
+  apply_nudges: number;
+  greedy_retries: number;
+  template_strips: number;
+  compact_prunes: number;
+  compact_summaries: number;
+  stuck_turns: number;
+}
+
+export function zeroFailures(): FailureCounters {
+  return {
+    truncations: 0, textual_recoveries: 0, alias_hits: 0, doom_loop_trips: 0, unknown_tools: 0, tool_errors: 0,
+    apply_nudges: 0, greedy_retries: 0, template_strips: 0, compact_prunes: 0, compact_summaries: 0, stuck_turns: 0,
+  };
+}

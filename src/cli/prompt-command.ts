@@ -1,0 +1,237 @@
+import { createInterface } from 'node:readline/promises';
+import { Agent, type TurnResult } from '../agent/agent.ts';
+import { Approval } from '../agent/approval.ts';
+import { loadAgentConfig, userDirs, type AgentFlags } from '../agent/config.ts';
+import { DETACHED_GATE, type Gate } from '../agent/gate.ts';
+import { PermissionRules } from '../agent/permissions.ts';
+import { systemPrompt } from '../agent/prompt.ts';
+import { buildRoute, preflight } from '../agent/routing.ts';
+import { Session } from '../agent/session.ts';
+import { appendTrace, traceRecord } from '../agent/trace.ts';
+import type { AgentEvent } from '../agent/types.ts';
+import { persistAllowRule } from '../agent/user-config.ts';
+import { log } from '../core/log.ts';
+import { Engine } from '../services/engine.ts';
+import { parse, UsageError } from './args.ts';
+
+// `rift -p "<prompt>"`: one autonomous turn (reference B.15). Progress goes to stderr, the
+// answer to stdout; `--json` prints the event stream as JSON lines instead.
+
+const OPTIONS = {
+  prompt: { type: 'string', short: 'p' },
+  json: { type: 'boolean' },
+  trace: { type: 'string' },
+  model: { type: 'string', short: 'm' },
+  host: { type: 'string' },
+  continue: { type: 'boolean', short: 'c' },
+  resume: { type: 'string' },
+  approve: { type: 'boolean' },
+  'num-ctx': { type: 'string' },
+  'max-iterations': { type: 'string' },
+  temp: { type: 'string' },
+} as const;
+
+function intFlag(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
+  return n;
+}
+
+export async function runPrompt(argv: readonly string[]): Promise<number> {
+  const { values } = parse(argv, OPTIONS, 0);
+  const prompt = values.prompt ?? '';
+  if (prompt.trim() === '') throw new UsageError('-p needs a non-empty prompt');
+  if (values.continue && values.resume) throw new UsageError('--continue and --resume cannot be combined');
+  const cwd = process.cwd();
+  const err = (s: string) => process.stderr.write(s);
+
+  const flags: AgentFlags = {
+    host: values.host,
+    model: values.model,
+    numCtx: intFlag(values['num-ctx'], 'num-ctx'),
+    maxIterations: intFlag(values['max-iterations'], 'max-iterations'),
+    temperature: values.temp === undefined ? undefined : Number(values.temp),
+  };
+  const { config, warnings } = loadAgentConfig(cwd, flags);
+  for (const w of warnings) err(`warning: ${w}\n`);
+
+  let route;
+  let pf;
+  try {
+    route = buildRoute(config.model, config);
+    pf = await preflight(route, config.numCtx, config.numCtxExplicit);
+  } catch (e) {
+    err(`rift: ${(e as Error).message}\n`);
+    return 1;
+  }
+  if (pf.note) err(`${pf.note}\n`);
+
+  const dir = Session.dir();
+  let sessionPath: string;
+  let messages = undefined;
+  if (values.resume || values.continue) {
+    const found = values.resume ?? Session.newest(dir);
+    if (!found) {
+      err('no saved session to continue — starting fresh\n');
+      sessionPath = Session.reserve(dir);
+    } else {
+      const loaded = Session.load(found);
+      if (loaded.note) err(`${loaded.note}\n`);
+      messages = loaded.messages.length > 0 ? loaded.messages : undefined;
+      sessionPath = loaded.note?.includes('corrupt') ? Session.reserve(dir) : found;
+    }
+  } else {
+    sessionPath = Session.reserve(dir);
+  }
+
+  // Headless approval is off unless --approve asks for it; then a terminal on stdin answers.
+  const approve = values.approve === true;
+  const rules = new PermissionRules(config.permissions, cwd);
+  for (const m of rules.malformed) err(`warning: ${m}\n`);
+  const approval = new Approval(approve, rules, cwd, (rule) => {
+    try {
+      persistAllowRule(userDirs().config, rule);
+    } catch (e) {
+      err(`warning: could not persist permission rule: ${(e as Error).message}\n`);
+    }
+  });
+  const gate: Gate = approve && process.stdin.isTTY ? terminalGate() : DETACHED_GATE;
+
+  let engine: Engine | undefined;
+  try {
+    engine = await Engine.open(cwd, { watch: false });
+    engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
+  } catch (e) {
+    log('warn', 'agent', 'code tools unavailable', { error: (e as Error).message });
+  }
+
+  const agent = new Agent({
+    cwd,
+    route,
+    numCtx: pf.numCtx,
+    think: pf.think,
+    temperature: config.temperature,
+    maxIterations: config.maxIterations,
+    approval,
+    gate,
+    systemPrompt: systemPrompt(cwd),
+    code: engine ? { read: engine.read, search: engine.search } : {},
+    alwaysTask: true,
+    bashWrapper: config.permissions.bash_wrapper,
+    sessionPath,
+    messages,
+  });
+
+  const ctl = new AbortController();
+  const onSigint = () => ctl.abort();
+  process.on('SIGINT', onSigint);
+  const printer = values.json ? jsonPrinter() : textPrinter();
+  let result: TurnResult;
+  try {
+    result = await agent.runTurn(prompt, printer, ctl.signal);
+  } finally {
+    process.off('SIGINT', onSigint);
+    const killed = agent.tasks.killAll();
+    if (killed > 0) err(`warning: killed ${killed} background task(s) still running at exit\n`);
+    await engine?.close().catch(() => {});
+  }
+
+  const tracePath = values.trace ?? process.env.RIFT_TRACE;
+  if (tracePath) {
+    try {
+      appendTrace(tracePath, traceRecord({ model: route.address, provider: route.provider.baseUrl, numCtx: pf.numCtx, prompt }, result));
+    } catch (e) {
+      err(`warning: could not write the trace: ${(e as Error).message}\n`);
+    }
+  }
+  return result.outcome === 'answered' || result.outcome === 'wrapped' ? 0 : 1;
+}
+
+function jsonPrinter(): (e: AgentEvent) => void {
+  return (e) => process.stdout.write(`${JSON.stringify(e)}\n`);
+}
+
+/** Content to stdout as it streams; everything else to stderr, one readable line each. */
+function textPrinter(): (e: AgentEvent) => void {
+  const err = (s: string) => process.stderr.write(s);
+  let recoveries = 0;
+  let contentOpen = false;
+  let thinkingOpen = false;
+  const closeThinking = () => {
+    if (thinkingOpen) err('\n');
+    thinkingOpen = false;
+  };
+  return (e) => {
+    switch (e.event) {
+      case 'thinking':
+        thinkingOpen = true;
+        err(e.text);
+        break;
+      case 'content':
+        closeThinking();
+        contentOpen = true;
+        process.stdout.write(e.text);
+        break;
+      case 'iteration':
+        closeThinking();
+        break;
+      case 'tool_start':
+        closeThinking();
+        err(`→ ${e.name} ${JSON.stringify(e.args).slice(0, 120)}\n`);
+        break;
+      case 'tool_result':
+        err(`${e.ok ? '✓' : '✗'} ${e.name} ${e.preview.slice(0, 120)}\n`);
+        break;
+      case 'edit_diff':
+        err(`${e.diff.map((l) => `  ${l}`).join('\n')}\n`);
+        break;
+      case 'plan':
+        err(`${e.items.map((it, i) => `  [${it.done ? 'x' : ' '}] ${i + 1}. ${it.text}`).join('\n')}\n`);
+        break;
+      case 'warning':
+        if (e.text.includes('recovered it')) recoveries++;
+        err(`warning: ${e.text}\n`);
+        break;
+      case 'info':
+        err(`${e.text}\n`);
+        break;
+      case 'task_started':
+        err(`task #${e.id} started: ${e.label}\n`);
+        break;
+      case 'task_finished':
+        err(`task #${e.id} finished (${e.ok ? 'ok' : 'failed'}): ${e.label}\n`);
+        break;
+      case 'done': {
+        closeThinking();
+        if (contentOpen) process.stdout.write('\n');
+        const s = e.stats;
+        err(`[${s.iterations} iterations, ${s.prompt_tokens} prompt tok, ${s.output_tokens} out tok, ${s.tokens_per_sec.toFixed(1)} tok/s, ${(s.duration_ms / 1000).toFixed(1)}s${recoveries ? `, ${recoveries} recoveries` : ''}]\n`);
+        break;
+      }
+      case 'context':
+        break;
+    }
+  };
+}
+
+/** With --approve on a terminal, questions are asked on stderr and answered by number or text. */
+function terminalGate(): Gate {
+  return {
+    interactive: true,
+    async ask(req, signal) {
+      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      try {
+        process.stderr.write(`\n${req.question}\n${req.detail.map((d) => `  ${d}`).join('\n')}${req.detail.length ? '\n' : ''}`);
+        req.choices.forEach((c, i) => process.stderr.write(`  ${i + 1}) ${c}\n`));
+        const answer = (await rl.question('> ', { signal })).trim();
+        const n = Number(answer);
+        return Number.isInteger(n) && n >= 1 && n <= req.choices.length ? req.choices[n - 1] : answer;
+      } catch {
+        return null;
+      } finally {
+        rl.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
+import { tempDir } from '../support/agent-harness.ts';
+
+const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function rift(args: string[], cwd: string, home: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b) => (stdout += b));
+    child.stderr.on('data', (b) => (stderr += b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('headless rift -p', () => {
+  let server: ScriptedModelServer;
+  let cwd: string;
+  let home: string;
+  before(async () => {
+    server = await ScriptedModelServer.start();
+    cwd = tempDir();
+    home = tempDir('rift-home-');
+  });
+  after(async () => {
+    await server.close();
+    rmSync(cwd, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('runs one turn autonomously: answer on stdout, progress on stderr, trace and session written', async () => {
+    server.script(
+      ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'hello.txt', content: 'hi\n' } }] }),
+      ollamaReply({ content: 'Created hello.txt.' }),
+    );
+    const trace = join(home, 'trace.jsonl');
+    const r = await rift(['-p', 'create hello.txt', '--host', server.url, '--model', 'test-model', '--trace', trace], cwd, home);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'Created hello.txt.\n');
+    assert.match(r.stderr, /→ write/);
+    assert.match(r.stderr, /✓ write Wrote 3 bytes/);
+    assert.match(r.stderr, /\[2 iterations, 100 prompt tok, 20 out tok/);
+    assert.equal(readFileSync(join(cwd, 'hello.txt'), 'utf8'), 'hi\n');
+    const line = JSON.parse(readFileSync(trace, 'utf8').trim());
+    assert.equal(line.outcome, 'answered');
+    assert.equal(line.iterations, 2);
+    assert.deepEqual(line.tools, [{ name: 'write', ok: true, target: 'hello.txt' }]);
+    assert.equal(line.failures.textual_recoveries, 0);
+    const sessions = readdirSync(join(home, 'sessions'));
+    assert.equal(sessions.length, 1);
+    const saved = JSON.parse(readFileSync(join(home, 'sessions', sessions[0]), 'utf8'));
+    assert.equal(saved.model, 'test-model');
+    assert.equal(saved.cwd, cwd);
+  });
+
+  it('--json prints the event stream as JSON lines; --continue resumes the newest session', async () => {
+    // A headless turn that used no tools is retried once at temperature 0 (a work item).
+    server.script(ollamaReply({ content: 'first try' }), ollamaReply({ content: 'second answer' }));
+    const r = await rift(['-p', 'and now?', '--json', '--continue', '--host', server.url, '--model', 'test-model'], cwd, home);
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(events.map((e) => e.event), ['iteration', 'content', 'warning', 'iteration', 'content', 'done', 'context']);
+    assert.equal(server.chatRequests().at(-1)!.body.options.temperature, 0);
+    const sent = server.chatRequests().at(-1)!.body.messages;
+    assert.ok(sent.some((m: { content: string }) => m.content === 'create hello.txt'), 'the earlier turn was resumed');
+  });
+
+  it('deny rules hold under auto-approve, and a failed model call exits non-zero', async () => {
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ permissions: { deny: ['Bash(rm *)'] } }));
+    server.script(ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'rm -f keep.txt' } }] }), ollamaReply({ content: 'blocked' }), ollamaReply({ content: 'ok' }));
+    writeFileSync(join(cwd, 'keep.txt'), 'k');
+    const r = await rift(['-p', 'delete keep.txt', '--host', server.url, '--model', 'test-model'], cwd, home);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(existsSync(join(cwd, 'keep.txt')));
+    assert.match(r.stderr, /✗ bash ERROR: this bash command was blocked by permission rule 'Bash\(rm \*\)'/);
+    server.script({ status: 500, body: '{"error":"boom"}' });
+    const bad = await rift(['-p', 'x', '--host', server.url, '--model', 'test-model'], cwd, home);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /warning: error: model server returned HTTP 500: boom/);
+  });
+
+  it('preflight failures are fatal with an actionable message', async () => {
+    const r = await rift(['-p', 'x', '--host', server.url, '--model', 'absent:1b'], cwd, home);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /model 'absent:1b' is not available.*ollama pull absent:1b/);
+  });
+});

@@ -1,0 +1,226 @@
+import { describe, it, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Session, capMessages } from '../../src/agent/session.ts';
+import { KEEP_USER_TURNS, SUMMARY_PREFIX, estimate, pruneOldOutputs, usableBudget } from '../../src/agent/compaction.ts';
+import { projectGuides } from '../../src/agent/prompt.ts';
+import type { Message } from '../../src/agent/types.ts';
+import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
+import { harness, tempDir, type Harness } from '../support/agent-harness.ts';
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const SESSION_MODULE = pathToFileURL(new URL('../../src/agent/session.ts', import.meta.url).pathname).href;
+
+describe('agent sessions', () => {
+  const dirs: string[] = [];
+  const dir = () => {
+    const d = tempDir('rift-sessions-');
+    dirs.push(d);
+    return d;
+  };
+  after(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('reserves unique names with an exclusive create', () => {
+    const d = dir();
+    const a = Session.reserve(d, 1_700_000_000_000);
+    const b = Session.reserve(d, 1_700_000_000_000);
+    assert.equal(a, join(d, '1700000000.json'));
+    assert.equal(b, join(d, '1700000000-1.json'));
+    assert.equal(statSync(a).size, 0);
+  });
+
+  it('saves atomically, lists an index newest first, continues the newest non-empty one', () => {
+    const d = dir();
+    const p1 = Session.reserve(d, 1_000_000);
+    const p2 = Session.reserve(d, 2_000_000);
+    const empty = Session.reserve(d, 3_000_000);
+    Session.save(p1, { model: 'm1', saved_at: 10, cwd: '/a', messages: [{ role: 'system', content: 's' }, { role: 'user', content: '[system] note' }, { role: 'user', content: '\nfirst task\nmore' }, { role: 'user', content: 'second' }] });
+    Session.save(p2, { model: 'm2', saved_at: 20, cwd: '/b', messages: [{ role: 'system', content: 's' }] });
+    utimesSync(p1, new Date(5_000), new Date(5_000));
+    utimesSync(p2, new Date(9_000), new Date(9_000));
+    writeFileSync(join(d, 'broken.json'), '{not json');
+    assert.deepEqual(Session.list(d), [
+      { path: p2, title: '(empty session)', saved_at: 20, cwd: '/b', model: 'm2', turns: 0 },
+      { path: p1, title: 'first task', saved_at: 10, cwd: '/a', model: 'm1', turns: 2 },
+    ]);
+    assert.ok(existsSync(empty));
+    assert.equal(Session.newest(d), join(d, 'broken.json'), 'newest by mtime among non-empty files');
+    assert.ok(!readdirSync(d).some((n) => n.endsWith('.tmp')), 'no temp files left behind');
+  });
+
+  it('loads leniently: missing, empty and corrupt files start fresh; corrupt ones are set aside', () => {
+    const d = dir();
+    assert.equal(Session.load(join(d, 'nope.json')).note, 'session file not found — starting fresh');
+    const empty = Session.reserve(d);
+    assert.equal(Session.load(empty).note, 'session has no saved turns yet — starting fresh');
+    const bad = join(d, 'bad.json');
+    writeFileSync(bad, '{"messages": [tru');
+    const r = Session.load(bad);
+    assert.deepEqual(r.messages, []);
+    assert.match(r.note!, /corrupt/);
+    assert.ok(existsSync(`${bad}.corrupt`));
+    assert.ok(!existsSync(bad));
+  });
+
+  it('normalizes old histories: ids for calls, results paired by name', () => {
+    const d = dir();
+    const p = join(d, 'old.json');
+    writeFileSync(p, JSON.stringify({ model: 'm', saved_at: 1, cwd: '/', messages: [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: '', tool_calls: [{ function: { name: 'read', arguments: { path: 'a' } } }, { function: { name: 'ls', arguments: {} } }] },
+      { role: 'tool', content: 'x', tool_name: 'ls' },
+      { role: 'tool', content: 'y', tool_name: 'read' },
+      { role: 'user', content: '[system] session resumed — stale brief' },
+    ] }));
+    const { messages } = Session.load(p);
+    assert.deepEqual(messages[1].tool_calls!.map((c) => c.id), ['call_1_0', 'call_1_1']);
+    assert.deepEqual(messages.slice(2).map((m) => m.tool_call_id), ['call_1_1', 'call_1_0']);
+    assert.equal(messages.length, 4, 'the stale resume brief is stripped');
+  });
+
+  it('caps the size by dropping whole old turns, keeping system messages and the last turn', () => {
+    const big = 'x'.repeat(400);
+    const messages: Message[] = [{ role: 'system', content: 'sys' }];
+    for (let t = 0; t < 10; t++) messages.push({ role: 'user', content: `turn ${t}` }, { role: 'assistant', content: big });
+    const kept = capMessages({ model: 'm', saved_at: 0, cwd: '/', messages }, 2000);
+    assert.equal(kept[0].content, 'sys');
+    assert.equal(kept[1].role, 'user', 'cut only at user messages');
+    assert.equal(kept.at(-2)!.content, 'turn 9');
+    assert.ok(kept.length < messages.length);
+  });
+
+  it('a session killed mid-save is never half-written', async () => {
+    const d = dir();
+    const path = join(d, 's.json');
+    // The child rewrites a ~4 MB session as fast as it can until it is killed.
+    const code = `
+      import { Session } from ${JSON.stringify(SESSION_MODULE)};
+      const path = ${JSON.stringify(path)};
+      const body = 'y'.repeat(4 * 1024 * 1024);
+      for (let i = 0; ; i++) {
+        Session.save(path, { model: 'm', saved_at: i, cwd: '/', messages: [{ role: 'user', content: String(i) }, { role: 'assistant', content: body }] });
+        if (i === 0) process.stdout.write('saved\\n');
+      }`;
+    for (let round = 0; round < 3; round++) {
+      const child = spawn(process.execPath, ['--import', TSX, '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      await new Promise((r) => setTimeout(r, 20 + round * 37));
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('close', r));
+      const data = JSON.parse(readFileSync(path, 'utf8'));
+      assert.equal(data.messages[1].content.length, 4 * 1024 * 1024);
+      assert.equal(data.messages[0].content, String(data.saved_at));
+    }
+  });
+});
+
+describe('agent context: estimate, compaction, guides', () => {
+  let server: ScriptedModelServer;
+  let h: Harness | undefined;
+  before(async () => {
+    server = await ScriptedModelServer.start();
+  });
+  after(() => server.close());
+  afterEach(() => {
+    h?.cleanup();
+    h = undefined;
+    assert.equal(server.pending, 0);
+  });
+
+  function history(turns: number, outputChars: number): Message[] {
+    const m: Message[] = [{ role: 'system', content: 'sys' }];
+    for (let t = 0; t < turns; t++) {
+      m.push({ role: 'user', content: `task ${t}` });
+      m.push({ role: 'assistant', content: '', thinking: 'hmm', tool_calls: [{ id: `c${t}`, function: { name: 'read', arguments: { path: `f${t}` } } }] });
+      m.push({ role: 'tool', content: 'o'.repeat(outputChars), tool_name: 'read', tool_call_id: `c${t}` });
+      m.push({ role: 'assistant', content: `answer ${t}` });
+    }
+    return m;
+  }
+
+  it('stage 1 prunes old tool outputs but keeps the last two user turns intact', () => {
+    const m = history(4, 5000);
+    const touched = pruneOldOutputs(m);
+    assert.equal(touched, 4, 'two old outputs and two old thinkings');
+    const tools = m.filter((x) => x.role === 'tool');
+    assert.match(tools[0].content, /^o{200}\n\[\.\.\. elided 4800 bytes to save context; re-run the tool if you need this again\]$/);
+    assert.equal(tools[2].content.length, 5000);
+    assert.equal(tools[3].content.length, 5000);
+    assert.equal(KEEP_USER_TURNS, 2);
+  });
+
+  it('compacts before the call in two stages with its events, keeping the current turn', async () => {
+    // num_ctx 8192 → usable 4096 tokens; even pruned, the last old turn's 20 kB output is over it.
+    h = harness(server, { numCtx: 8192, messages: history(3, 20_000) });
+    h.agent.messages[0].content = 'sys';
+    server.script(
+      { body: JSON.stringify({ message: { role: 'assistant', content: '## Goal\nread files' }, done: true, prompt_eval_count: 50, eval_count: 20 }) },
+      ollamaReply({ content: 'ok' }),
+    );
+    await h.run('next task');
+    const infos = h.of('info').map((e) => e.text);
+    assert.match(infos[0], /^compacted: pruned \d+ old outputs \(~\d+ → ~\d+ tok, budget 4096\)$/);
+    assert.equal(infos[1], 'compacting: summarizing earlier conversation…');
+    assert.match(infos[2], /^compacted: history summarized \(~\d+ tok\)$/);
+    const summaryReq = server.chatRequests().at(-2)!.body;
+    assert.equal(summaryReq.stream, false);
+    assert.equal(summaryReq.think, false);
+    assert.equal(summaryReq.tools, undefined);
+    assert.deepEqual(summaryReq.options, { num_ctx: 8192, temperature: 0, num_predict: 1500 });
+    assert.match(summaryReq.messages[0].content, /^You compress coding-agent conversations/);
+    const msgs = h.agent.messages;
+    assert.equal(msgs[0].role, 'system');
+    assert.equal(msgs[1].content, `${SUMMARY_PREFIX}## Goal\nread files`);
+    assert.equal(msgs[2].content, 'next task');
+    assert.ok(estimate(msgs, 0, 1) < usableBudget(8192));
+    assert.equal(h.kinds().at(-1), 'context');
+  });
+
+  it('a failed summary continues pruned with a warning', async () => {
+    h = harness(server, { numCtx: 8192, messages: history(3, 40_000) });
+    server.script({ status: 500, body: '{"error":"nope"}' }, ollamaReply({ content: 'ok' }));
+    await h.run('go');
+    assert.ok(h.of('warning').some((w) => /^summarization failed \(model server returned HTTP 500: nope\); continuing pruned$/.test(w.text)));
+  });
+
+  it('context usage is the calibrated estimate against num_ctx; calibration follows the server', async () => {
+    h = harness(server, { numCtx: 16384 });
+    const before = h.agent.contextUsage();
+    assert.equal(before.limit, 16384);
+    server.script(ollamaReply({ content: 'ok', promptEvalCount: 5000 }));
+    await h.run('hi');
+    assert.ok(h.agent.calibration > 1, 'the server counted more tokens than the estimate');
+    const ctx = h.of('context')[0];
+    assert.equal(ctx.limit, 16384);
+    assert.ok(ctx.used > before.used);
+  });
+
+  it('project guides join the system prompt in order within 6000 chars', () => {
+    const d = tempDir();
+    writeFileSync(join(d, 'RIFT.md'), 'rift rules');
+    writeFileSync(join(d, 'CLAUDE.md'), 'c'.repeat(7000));
+    const g = projectGuides(d);
+    assert.ok(g.startsWith('\n\nProject guide (from RIFT.md — instructions for agents working in this repo):\nrift rules'));
+    assert.match(g, /\n\[CLAUDE\.md truncated\]$/);
+    assert.equal((g.match(/c/g) ?? []).length >= 5990, true);
+    rmSync(d, { recursive: true, force: true });
+  });
+
+  it('autosaves after every turn, including failed ones', async () => {
+    const d = tempDir();
+    const path = Session.reserve(d);
+    h = harness(server, { sessionPath: path });
+    server.script({ status: 500, body: '{"error":"down"}' });
+    await h.run('first');
+    const saved = JSON.parse(readFileSync(path, 'utf8'));
+    assert.equal(saved.messages.at(-1).content, 'first');
+    assert.equal(saved.model, 'test-model');
+    rmSync(d, { recursive: true, force: true });
+  });
+});

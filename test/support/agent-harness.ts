@@ -1,0 +1,72 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, type AgentOptions } from '../../src/agent/agent.ts';
+import { Approval } from '../../src/agent/approval.ts';
+import { DETACHED_GATE, type Gate } from '../../src/agent/gate.ts';
+import type { HttpOptions } from '../../src/agent/http.ts';
+import { PermissionRules } from '../../src/agent/permissions.ts';
+import { buildRoute } from '../../src/agent/routing.ts';
+import type { AgentEvent } from '../../src/agent/types.ts';
+import type { ScriptedModelServer } from './model-server.ts';
+
+// An Agent wired to the scripted model server in a temp workspace, collecting its events.
+
+export const TEST_HTTP: HttpOptions = { connectTimeoutMs: 3000, readIdleTimeoutMs: 3000, attempts: 1, backoffMs: 10 };
+
+export interface Harness {
+  agent: Agent;
+  cwd: string;
+  events: AgentEvent[];
+  approval: Approval;
+  run(prompt: string, signal?: AbortSignal): ReturnType<Agent['runTurn']>;
+  kinds(): string[];
+  of<K extends AgentEvent['event']>(k: K): Array<Extract<AgentEvent, { event: K }>>;
+  cleanup(): void;
+}
+
+export function tempDir(prefix = 'rift-agent-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+export interface HarnessOptions extends Partial<AgentOptions> {
+  approve?: boolean;
+  rules?: { allow?: string[]; ask?: string[]; deny?: string[] };
+  model?: string;
+}
+
+export function harness(server: ScriptedModelServer, o: HarnessOptions = {}): Harness {
+  const cwd = o.cwd ?? tempDir();
+  const rules = new PermissionRules({ allow: o.rules?.allow ?? [], ask: o.rules?.ask ?? [], deny: o.rules?.deny ?? [] }, cwd);
+  const approval = o.approval ?? new Approval(o.approve ?? false, rules, cwd);
+  const gate: Gate = o.gate ?? DETACHED_GATE;
+  const agent = new Agent({
+    cwd,
+    route: o.route ?? buildRoute(o.model ?? 'test-model', { host: server.url, providers: {} }, {}, TEST_HTTP),
+    numCtx: o.numCtx ?? 32768,
+    think: o.think ?? false,
+    temperature: o.temperature ?? 0.2,
+    maxIterations: o.maxIterations ?? 10,
+    approval,
+    gate,
+    systemPrompt: o.systemPrompt ?? 'You are a test agent.',
+    sessionPath: o.sessionPath ?? null,
+    alwaysTask: o.alwaysTask,
+    code: o.code,
+    messages: o.messages,
+  });
+  const events: AgentEvent[] = [];
+  return {
+    agent,
+    cwd,
+    events,
+    approval,
+    run: (prompt, signal) => agent.runTurn(prompt, (e) => events.push(e), signal),
+    kinds: () => events.map((e) => e.event),
+    of: <K extends AgentEvent['event']>(k: K) => events.filter((e) => e.event === k) as Array<Extract<AgentEvent, { event: K }>>,
+    cleanup: () => {
+      agent.tasks.killAll();
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  };
+}
