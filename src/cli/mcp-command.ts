@@ -9,7 +9,7 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   const { values } = parse(argv, WORKSPACE, 0);
   log('info', 'mcp', 'MCP server starting', { version });
   const engine = await Engine.open(values.workspace ?? '.', { watch: true });
-  const server = createMcpServer({ read: engine.read, search: engine.search }, version);
+  const server = createMcpServer({ read: engine.read, search: engine.search, change: engine.change }, version);
   // The first build runs while the client initializes; reads wait for it.
   engine.build().catch((err: Error) => log('warn', 'index.build', 'index build failed', { error: err.message }));
   const closed = new Promise<void>((resolve) => {

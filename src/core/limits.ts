@@ -19,5 +19,25 @@ export const WORKSPACE_PAGE_SOURCES_MAX = 1000;
 export const INITIAL_INDEX_WAIT_MS = 120_000;
 /** Watcher events are coalesced for this long before an incremental batch runs. */
 export const WATCH_DEBOUNCE_MS = 15;
+/** Largest `body` a change tool accepts (resolved bytes, inline or from `{file}`). */
+export const CHANGE_BODY_BYTES_MAX = 1024 * 1024;
+/** Largest `patch` body (resolved bytes). */
+export const PATCH_BYTES_MAX = 4 * 1024 * 1024;
+/** Most files one patch may address. */
+export const PATCH_FILES_MAX = 64;
+/** Most hunks one patch may carry across all its files. */
+export const PATCH_HUNKS_MAX = 4096;
+/** Re-parse findings reported per change. */
+export const CHANGE_PARSE_DIAGNOSTICS_MAX = 16;
+/** Preconditions one refusal carries. */
+export const CHANGE_PRECONDITIONS_MAX = 16;
+/** Text of a precondition value, in bytes. */
+export const PRECONDITION_TEXT_BYTES_MAX = 256;
+/** Bytes quoted from each stream of a failed hook. */
+export const HOOK_QUOTE_BYTES_MAX = 1024;
+/** Bytes a hook stream is drained to before the rest is discarded (the count still runs). */
+export const HOOK_DRAIN_BYTES_MAX = 64 * 1024 * 1024;
+/** Edit-graph budget for counting changed lines; past it the count falls back to the changed region. */
+export const LINE_DIFF_BUDGET = 4_000_000;
 /** Files one search may parse on demand through `paths.force_include`. */
 export const FORCE_INCLUDE_FILES_MAX = 256;

@@ -404,7 +404,37 @@ export class Store {
     return s;
   }
 
+  /**
+   * A read transaction on a second connection: WAL keeps what it sees fixed while this
+   * store keeps committing (a change reads the indexed bytes of files its hooks rewrote).
+   */
+  readSnapshot(): StoreSnapshot {
+    const db = new Database(this.db.name, { readonly: true, fileMustExist: true });
+    db.exec('BEGIN');
+    db.prepare('SELECT count(*) AS n FROM files').get(); // the snapshot starts at the first read
+    const bytes = db.prepare('SELECT c.bytes AS bytes FROM files f JOIN contents c ON c.file_id = f.id WHERE f.path = ?');
+    return {
+      bytes(path: string): Buffer | null {
+        const row = bytes.get(path) as { bytes: Buffer } | undefined;
+        return row ? Buffer.from(row.bytes) : null;
+      },
+      close(): void {
+        try {
+          db.exec('COMMIT');
+        } finally {
+          db.close();
+        }
+      },
+    };
+  }
+
   close(): void {
     this.db.close();
   }
+}
+
+export interface StoreSnapshot {
+  /** The stored bytes of a file as of the snapshot, or null when it held none. */
+  bytes(path: string): Buffer | null;
+  close(): void;
 }

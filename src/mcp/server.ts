@@ -12,7 +12,9 @@ import { wireError } from './errors.ts';
 
 export const SERVER_INSTRUCTIONS =
   'Read the current workspace by meaning: search ranks declarations and files for words or identifiers, ' +
-  'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position.';
+  'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position. ' +
+  'Change it only through witnessed, atomic edits: replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node, patch and move_file ' +
+  'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged.';
 
 export function servedTools(): Array<{ name: string; description: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }> {
   return TOOLS.map((t) => ({

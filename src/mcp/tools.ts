@@ -4,12 +4,25 @@ import type { ReadService } from '../services/read-service.ts';
 import type { SearchService } from '../services/search-service.ts';
 import { SearchInput, SearchResult } from '../protocol/search.ts';
 import type { Phase } from '../core/errors.ts';
+import type { ChangeService } from '../services/change-service.ts';
+import {
+  ChangeResult,
+  InsertNodeInput,
+  InsertSymbolInput,
+  MoveFileInput,
+  PatchInput,
+  RemoveNodeInput,
+  RemoveSymbolInput,
+  ReplaceNodeInput,
+  ReplaceSymbolInput,
+} from '../protocol/change.ts';
 
 // The served tool table. Descriptions are what an agent reads to pick a tool.
 
 export interface ToolServices {
   read: ReadService;
   search: SearchService;
+  change: ChangeService;
 }
 
 export interface ToolDefinition {
@@ -63,11 +76,91 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: NodesResult,
     handler: (s, args) => s.read.nodes(args),
   }),
+  // Change tools: each resolves the whole operation against current bytes before writing and
+  // returns a ChangeResult; a refusal is a result (status "refused"), never an error.
+  tool({
+    name: 'replace_symbol',
+    description:
+      'Replace a declaration, addressed by SymbolId, with body verbatim. The replaced span is the whole declaration: attached doc comments, attributes and decorators included, trailing newline excluded. ' +
+      'Refuses (result status "refused") when the symbol is missing or ambiguous, or when the file on disk no longer matches the index. body is text or {"file": "/abs/path"}, at most 1 MiB.',
+    phase: 'change',
+    input: ReplaceSymbolInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.replaceSymbol(args),
+  }),
+  tool({
+    name: 'insert_symbol',
+    description:
+      'Insert a declaration beside an anchor declaration (anchor: SymbolId; before lands above its docs and attributes; the anchor\'s indentation is applied to the body) or at the start or end of a file (file: project path; create_missing creates it and its parents). ' +
+      'One blank line separates the body from existing text, in the file\'s own line ending. Exactly one of anchor or file.',
+    phase: 'change',
+    input: InsertSymbolInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.insertSymbol(args),
+  }),
+  tool({
+    name: 'remove_symbol',
+    description:
+      'Remove a declaration: its whole span (attached docs and attributes included) and the separator after it, so no blank-line run is left. ' +
+      'Without a configured language engine the removal applies and carries a rift.remove.references_unchecked warning.',
+    phase: 'change',
+    input: RemoveSymbolInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.removeSymbol(args),
+  }),
+  tool({
+    name: 'replace_node',
+    description:
+      'Replace exactly the bytes of a witnessed syntax node (NodeId from nodes or get_symbol) with body. The witness is recomputed first; a stale one refuses with source_unchanged naming both witnesses.',
+    phase: 'change',
+    input: ReplaceNodeInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.replaceNode(args),
+  }),
+  tool({
+    name: 'insert_node',
+    description:
+      "Insert body verbatim immediately before or after a witnessed syntax node: no separator and no indentation are added, so include the spacing the inserted bytes need.",
+    phase: 'change',
+    input: InsertNodeInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.insertNode(args),
+  }),
+  tool({
+    name: 'remove_node',
+    description:
+      'Remove a witnessed syntax node. A node naming a declaration removes the declaration like remove_symbol (rift.remove.references_unchecked without an engine); any other node is removed with a rift.remove.node_unchecked warning.',
+    phase: 'change',
+    input: RemoveNodeInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.removeNode(args),
+  }),
+  tool({
+    name: 'patch',
+    description:
+      'Apply a unified diff (`--- a/<path>`, `+++ b/<path>`, `@@ -l,n +l,n @@` hunks) to any visible file, with git apply semantics: context locates each hunk (header numbers and counts are hints), line endings are matched loosely and kept, ' +
+      '`--- /dev/null` creates and `+++ /dev/null` deletes (the hunks must consume the whole file). All files land as one change or none does; a hunk found nowhere refuses naming the hunk, the line searched from, and both sides. At most 4 MiB and 64 files.',
+    phase: 'change',
+    input: PatchInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.patch(args),
+  }),
+  tool({
+    name: 'move_file',
+    description:
+      'Move a visible regular file to a new project path (which must not exist and must pass [source]); parent directories are created. Without a language engine references are not updated and the result carries rift.move.references_not_updated.',
+    phase: 'change',
+    input: MoveFileInput,
+    output: ChangeResult,
+    handler: (s, args) => s.change.moveFile(args),
+  }),
 ].sort((a, b) => (a.name < b.name ? -1 : 1));
 
 /** JSON Schema of a tool's input or output, as served and exported. */
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as Record<string, unknown>;
   delete json.$schema;
+  // MCP requires `type: "object"` at the root; a union of object shapes (ChangeResult) lacks it.
+  if (json.type === undefined) json.type = 'object';
   return json;
 }

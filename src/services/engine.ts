@@ -9,6 +9,7 @@ import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.t
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
+import { ChangeService } from './change-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -25,6 +26,7 @@ export class Engine {
     readonly indexer: Indexer,
     readonly read: ReadService,
     readonly search: SearchService,
+    readonly change: ChangeService,
   ) {}
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
@@ -34,7 +36,7 @@ export class Engine {
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(root, config, indexer);
-    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer));
+    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer));
     if (options.watch) await indexer.watch();
     return engine;
   }

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { serveWorkspace } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { ErrorDataSchema } from '../../src/protocol/common.ts';
 import { schemaDocument } from '../../src/mcp/schema-export.ts';
@@ -20,24 +20,15 @@ const FILES = {
 };
 
 describe('MCP envelope', () => {
-  let root: string;
-  let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root);
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
+  const ws = serveWorkspace({ before, after }, FILES);
 
   test('initialize reports serverInfo name rift and the tools capability; tools are sorted', async () => {
-    assert.equal(rift.client.getServerVersion()?.name, 'rift');
-    assert.ok(rift.client.getServerCapabilities()?.tools);
-    const { tools } = await rift.client.listTools();
+    assert.equal(ws.rift.client.getServerVersion()?.name, 'rift');
+    assert.ok(ws.rift.client.getServerCapabilities()?.tools);
+    const { tools } = await ws.rift.client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
-      ['get_symbol', 'nodes', 'search'],
+      ['get_symbol', 'insert_node', 'insert_symbol', 'move_file', 'nodes', 'patch', 'remove_node', 'remove_symbol', 'replace_node', 'replace_symbol', 'search'],
     );
     for (const t of tools) {
       assert.equal(t.inputSchema.type, 'object');
@@ -47,7 +38,7 @@ describe('MCP envelope', () => {
   });
 
   test('failures are JSON-RPC -32000 errors whose message is the rendered ErrorData line', async () => {
-    const e = await rift.fail('get_symbol', { name: 'beacon', limit: 0 });
+    const e = await ws.rift.fail('get_symbol', { name: 'beacon', limit: 0 });
     assert.equal(e.code, -32000);
     assert.deepEqual(e.data, {
       code: 'invalid_request',
@@ -79,21 +70,21 @@ describe('MCP envelope', () => {
       ['nodes', { path: 'src/lib.rs', position: 1.5 }, 'field position'],
     ];
     for (const [tool, args, expected] of cases) {
-      const e = await rift.fail(tool, args);
+      const e = await ws.rift.fail(tool, args);
       assert.equal(e.data.code, 'invalid_request', JSON.stringify(args));
       assert.ok((e.data.message as string).includes(expected), `${JSON.stringify(args)} → ${e.data.message}`);
     }
   });
 
   test('limit above 1000 is limit_exceeded carrying which limit and by how much', async () => {
-    const e = await rift.fail('get_symbol', { name: 'beacon', limit: 1500 });
+    const e = await ws.rift.fail('get_symbol', { name: 'beacon', limit: 1500 });
     assert.equal(e.data.code, 'limit_exceeded');
     assert.deepEqual(e.data.limit, { field: 'limit', limit: 1000, required: 1500 });
     assert.equal(e.data.retry, 'never');
   });
 
   test('a corpus of requests: every result validates against the served output schema, every error against ErrorData', async () => {
-    const { tools } = await rift.client.listTools();
+    const { tools } = await ws.rift.client.listTools();
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     const output = new Map(tools.map((t) => [t.name, ajv.compile(t.outputSchema!)]));
     const input = new Map(tools.map((t) => [t.name, ajv.compile(t.inputSchema)]));
@@ -121,7 +112,7 @@ describe('MCP envelope', () => {
     for (const [tool, args] of corpus) {
       const validInput = input.get(tool)!(args);
       try {
-        const result = await rift.call(tool, args);
+        const result = await ws.rift.call(tool, args);
         assert.ok(validInput, `${tool} ${JSON.stringify(args)} answered but fails the input schema`);
         assert.ok(output.get(tool)!(result), `${tool} ${JSON.stringify(args)}: ${ajv.errorsText(output.get(tool)!.errors)}`);
         assert.doesNotMatch(JSON.stringify(result), /[0-9a-f]{64}/, 'no bare SHA-256 on the wire');
@@ -141,7 +132,7 @@ describe('MCP envelope', () => {
     const committed = readFileSync(fileURLToPath(new URL('../../docs/mcp.json', import.meta.url)), 'utf8');
     assert.equal(committed, schemaDocument(), 'docs/mcp.json drifted from the served tools');
     const doc = JSON.parse(committed) as { tools: Array<{ name: string; description: string; input_schema: unknown; output_schema: unknown }> };
-    const { tools } = await rift.client.listTools();
+    const { tools } = await ws.rift.client.listTools();
     assert.deepEqual(
       doc.tools.map((t) => [t.name, t.description, t.input_schema, t.output_schema]),
       tools.map((t) => [t.name, t.description, stripSchema(t.inputSchema), stripSchema(t.outputSchema)]),
@@ -149,12 +140,12 @@ describe('MCP envelope', () => {
   });
 
   test('stderr carries lifecycle lines and never the workspace root or request contents', async () => {
-    await rift.call('get_symbol', { name: 'secret_request_text_xyz' });
-    const stderr = rift.stderr();
+    await ws.rift.call('get_symbol', { name: 'secret_request_text_xyz' });
+    const stderr = ws.rift.stderr();
     assert.match(stderr, /MCP server starting/);
     assert.match(stderr, /MCP server ready/);
     assert.match(stderr, /index\.build/);
-    assert.ok(!stderr.includes(root), 'no workspace root in logs');
+    assert.ok(!stderr.includes(ws.root), 'no workspace root in logs');
     assert.ok(!stderr.includes('secret_request_text_xyz'), 'no request contents in logs');
   });
 });

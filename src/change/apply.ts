@@ -1,0 +1,159 @@
+import { lstatSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { digest8 } from '../core/digest.ts';
+import { changeId } from '../core/ids.ts';
+import { lineCount } from '../core/lines.ts';
+import { CHANGE_PARSE_DIAGNOSTICS_MAX } from '../core/limits.ts';
+import { log } from '../core/log.ts';
+import type { HookConfig } from '../config/workspace-config.ts';
+import { sourcePolicy } from '../index/indexer.ts';
+import type { ChangeResult, ChangeWarning, Diagnostic, FileChange, GuaranteeEvidence } from '../protocol/change.ts';
+import { Visibility } from '../workspace/visibility.ts';
+import { walkWorkspace, compareProjectPaths } from '../workspace/walk.ts';
+import { hookFailure, hookGuarantees, hookPassed, hookPaths, runHook } from './hooks.ts';
+import { lineStats } from './line-stats.ts';
+import type { ChangeContext, Plan } from './plan.ts';
+import { publish, pruneEmptyParents, verifyUnchanged } from './publish.ts';
+import { reparseFindings } from './reparse.ts';
+
+// From a resolved plan to a ChangeResult (DESIGN "How a change flows"): re-verify the bytes,
+// stage and publish, run transform hooks (their writes join the change and decide applied vs
+// unchanged), run validation hooks, count, re-parse, and refresh the index before returning
+// so the next read sees the change.
+
+function readOrNull(root: string, path: string): Buffer | null {
+  try {
+    const abs = join(root, path);
+    if (!lstatSync(abs).isFile()) return null;
+    return readFileSync(abs);
+  } catch {
+    return null;
+  }
+}
+
+const same = (a: Buffer | null, b: Buffer | null) => (a === null ? b === null : b !== null && a.equals(b));
+
+async function fileStamps(ctx: ChangeContext): Promise<Map<string, string>> {
+  const policy = sourcePolicy(ctx.config);
+  const visibility = await Visibility.load(ctx.root, policy);
+  const walk = await walkWorkspace(ctx.root, visibility, policy);
+  return new Map(walk.files.map((f) => [f.path, `${f.size}:${f.mtimeMs}`]));
+}
+
+export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeResult> {
+  const writes = plan.writes
+    .filter((w) => !same(w.before, w.after) || w.link)
+    .sort((a, b) => compareProjectPaths(a.target, b.target));
+  if (writes.length === 0) return { status: 'unchanged' };
+
+  verifyUnchanged(ctx.root, writes, plan.addresses);
+  publish(ctx.root, writes);
+  for (const w of writes) if (w.after === null) pruneEmptyParents(ctx.root, w.target);
+
+  // Original bytes of every path the change (and later its transform hooks) touched.
+  const originals = new Map<string, Buffer | null>();
+  for (const w of writes) originals.set(w.target, w.link ? null : w.before);
+  const linkDeletions = new Set(writes.filter((w) => w.link).map((w) => w.target));
+
+  const diagnostics: Diagnostic[] = [];
+  const guarantees: GuaranteeEvidence[] = [];
+  const hooks = ctx.config.hooks;
+  const changedNow = () => [...originals.keys()].sort(compareProjectPaths);
+
+  const transforms = hooks.filter((h) => h.role === 'transform' && hookPaths(h, changedNow()).length > 0);
+  if (transforms.length > 0) {
+    // The watcher may index a hook's write before we look, so the originals of files a hook
+    // touches come from a read snapshot of the index taken before the hooks ran.
+    const snapshot = ctx.indexer.store.readSnapshot();
+    try {
+      const before = await fileStamps(ctx);
+      for (const hook of transforms) await runOne(ctx, hook, changedNow(), diagnostics, guarantees);
+      const after = await fileStamps(ctx);
+      for (const [p, stamp] of after) if (before.get(p) !== stamp && !originals.has(p)) originals.set(p, snapshot.bytes(p));
+      for (const p of before.keys()) if (!after.has(p) && !originals.has(p)) originals.set(p, snapshot.bytes(p));
+    } finally {
+      snapshot.close();
+    }
+  }
+
+  // The final state decides: a path whose bytes equal its original did not change.
+  const finals = new Map<string, Buffer | null>();
+  for (const [p, orig] of originals) {
+    const now = linkDeletions.has(p) ? null : transforms.length > 0 ? readOrNull(ctx.root, p) : writes.find((w) => w.target === p)!.after;
+    if (linkDeletions.has(p) || !same(orig, now)) finals.set(p, now);
+  }
+  const touched = [...new Set([...originals.keys(), ...(plan.extraPaths ?? [])])].sort(compareProjectPaths);
+  if (finals.size === 0) {
+    await refresh(ctx, touched);
+    return { status: 'unchanged' };
+  }
+  const changed = [...finals.keys()].sort(compareProjectPaths);
+
+  for (const hook of hooks.filter((h) => h.role === 'validation' && hookPaths(h, changed).length > 0)) {
+    await runOne(ctx, hook, changed, diagnostics, guarantees);
+  }
+
+  const files: FileChange[] = changed.map((path) => {
+    const after = finals.get(path)!;
+    const orig = originals.get(path) ?? null;
+    const stats = lineStats(orig, after);
+    const entry: FileChange = {
+      path,
+      change: after === null ? 'deleted' : orig === null && !linkDeletions.has(path) ? 'created' : 'modified',
+      size_bytes: after?.length ?? 0,
+      line_count: after ? lineCount(after) : 0,
+      lines_added: stats.added,
+      lines_removed: stats.removed,
+    };
+    if (after) entry.digest = digest8(after);
+    return entry;
+  });
+  if (linkDeletions.size > 0) for (const f of files) if (linkDeletions.has(f.path)) f.change = 'deleted';
+
+  const selection = ctx.indexer.currentSelection();
+  const findings: Diagnostic[] = [];
+  for (const path of changed) {
+    const after = finals.get(path);
+    const language = selection.syntaxLanguage(path);
+    if (!after || !language) continue;
+    findings.push(...reparseFindings(path, language, after, CHANGE_PARSE_DIAGNOSTICS_MAX - findings.length));
+  }
+
+  const warnings: ChangeWarning[] = [...plan.warnings];
+  const stale = await refresh(ctx, touched);
+  if (stale) warnings.push(stale);
+  return {
+    status: 'applied',
+    summary: {
+      id: changeId(changed.map((path) => ({ path, text: finals.get(path) ?? '' }))),
+      files,
+      diagnostics: [...findings, ...diagnostics],
+      guarantees,
+      warnings,
+    },
+  };
+}
+
+async function runOne(ctx: ChangeContext, hook: HookConfig, changed: readonly string[], diagnostics: Diagnostic[], guarantees: GuaranteeEvidence[]): Promise<void> {
+  const started = performance.now();
+  const outcome = await runHook(ctx.root, hook, hookPaths(hook, changed));
+  const passed = hookPassed(outcome);
+  log('info', 'change.hook', 'hook finished', { hook: hook.id, passed, elapsed_ms: Math.round(performance.now() - started) });
+  if (!passed) diagnostics.push(hookFailure(hook, outcome));
+  else if (hook.role === 'validation') guarantees.push(...hookGuarantees(hook));
+}
+
+/** Re-indexes the touched paths; a failure still reports the change, with a stale-snapshot warning. */
+async function refresh(ctx: ChangeContext, paths: readonly string[]): Promise<ChangeWarning | null> {
+  try {
+    await ctx.indexer.refresh(paths);
+    return null;
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    return {
+      kind: 'rift.snapshot.stale',
+      message: `the change landed, and the read snapshot could not refresh; current-tree reads wait for a successful workspace reindex: ${reason}`,
+      reason,
+    };
+  }
+}

@@ -1,0 +1,42 @@
+import { closeSync, fstatSync, openSync, readSync, constants } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { invalidField, limitExceeded } from '../core/errors.ts';
+
+// BodySource (reference A.5): inline text, or `{"file": "/abs/path"}` the server reads itself.
+// The bound applies to the resolved bytes, so both forms cross it the same way.
+
+export type BodySourceValue = string | { file: string };
+
+export function resolveBodySource(field: 'body' | 'patch', source: BodySourceValue, maxBytes: number): Buffer {
+  if (typeof source === 'string') {
+    const bytes = Buffer.from(source, 'utf8');
+    if (bytes.length > maxBytes) throw limitExceeded(field, maxBytes, bytes.length);
+    return bytes;
+  }
+  const path = source.file;
+  if (!isAbsolute(path)) throw invalidField(`${field}.file`, 'not an absolute path; `file` names a path on the server machine, such as /tmp/body.txt');
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    throw invalidField(`${field}.file`, `unreadable (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw invalidField(`${field}.file`, 'not a regular file');
+    if (st.size > maxBytes) throw limitExceeded(field, maxBytes, st.size);
+    // Read one byte past the bound so a file that grew since the stat is still caught.
+    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
+    let total = 0;
+    for (;;) {
+      const n = readSync(fd, buf, total, buf.length - total, null);
+      if (n === 0) break;
+      total += n;
+      if (total === buf.length) break;
+    }
+    if (total > maxBytes) throw limitExceeded(field, maxBytes, total);
+    return buf.subarray(0, total);
+  } finally {
+    closeSync(fd);
+  }
+}

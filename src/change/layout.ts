@@ -1,0 +1,122 @@
+// Text layout for declaration edits, over latin1 strings so every index is a byte offset:
+// indentation of an anchor, the blank-line separator, and how far a removal reaches.
+
+const isBlank = (s: string) => /^[ \t\r\f\v]*$/.test(s);
+
+function lineStart(s: string, offset: number): number {
+  return s.lastIndexOf('\n', offset - 1) + 1;
+}
+
+/** Index just past the line ending of the line holding `offset` (or the end of text). */
+function nextLineStart(s: string, offset: number): number {
+  const nl = s.indexOf('\n', offset);
+  return nl < 0 ? s.length : nl + 1;
+}
+
+function lineContent(s: string, start: number): string {
+  const nl = s.indexOf('\n', start);
+  return s.slice(start, nl < 0 ? s.length : nl);
+}
+
+function indentWidth(line: string): number {
+  return /^[ \t]*/.exec(line)![0].length;
+}
+
+/** The ending most lines of the text use; LF when it has none. */
+export function prevailingEol(s: string): string {
+  let lf = 0;
+  let crlf = 0;
+  for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) {
+    if (i > 0 && s.charCodeAt(i - 1) === 13) crlf++;
+    else lf++;
+  }
+  return crlf > lf ? '\r\n' : '\n';
+}
+
+/** The whitespace before `offset` on its line, or '' when other text precedes it there. */
+export function indentBefore(s: string, offset: number): string {
+  const prefix = s.slice(lineStart(s, offset), offset);
+  return /^[ \t]*$/.test(prefix) ? prefix : '';
+}
+
+/** Line breaks ending the text (each `\n`, with or without `\r`). */
+function trailingBreaks(s: string): number {
+  let n = 0;
+  let i = s.length;
+  for (;;) {
+    if (i > 0 && s[i - 1] === '\n') {
+      n++;
+      i--;
+      if (i > 0 && s[i - 1] === '\r') i--;
+    } else return n;
+  }
+}
+
+export function trimTrailingBreaks(s: string): string {
+  return s.replace(/(\r?\n)+$/, '');
+}
+
+/** Line breaks to add after `s` so one blank line separates it from what follows. */
+export function separatorAfter(s: string, eol: string): string {
+  return eol.repeat(Math.max(0, 2 - trailingBreaks(s)));
+}
+
+/**
+ * Re-indents a body for an anchor at `indent`: the body's common indentation is removed, the
+ * first line lands at the anchor's column (the insertion point is already there) and every
+ * later non-blank line gets the anchor's indentation.
+ */
+export function reindent(body: string, indent: string): string {
+  const lines = body.split('\n');
+  let common: string | null = null;
+  for (const l of lines) {
+    if (isBlank(l)) continue;
+    const ws = /^[ \t]*/.exec(l)![0];
+    if (common === null || !ws.startsWith(common)) {
+      let k = 0;
+      while (common !== null && k < common.length && k < ws.length && common[k] === ws[k]) k++;
+      common = common === null ? ws : common.slice(0, k);
+    }
+  }
+  const cut = common?.length ?? 0;
+  return lines
+    .map((l, i) => {
+      const stripped = isBlank(l) ? l.replace(/^[ \t]+/, '') : l.slice(cut);
+      return i === 0 || isBlank(stripped) ? stripped : indent + stripped;
+    })
+    .join('\n');
+}
+
+/**
+ * The byte range a removal takes out (reference F.13 rule 148). A span alone on its lines
+ * takes its whole lines, then the separator that follows it when a blank line (or the start
+ * of its block) precedes it; a span that ends its block takes the blank lines before it
+ * instead, so no blank-line run is left where it stood. A span sharing a line with other
+ * text takes exactly its bytes.
+ */
+export function removalRange(s: string, start: number, end: number): { start: number; end: number } {
+  const ls = lineStart(s, start);
+  let e = end;
+  while (e < s.length && (s[e] === ' ' || s[e] === '\t')) e++;
+  const aloneAfter = e === s.length || s[e] === '\n' || (s[e] === '\r' && s[e + 1] === '\n');
+  if (!isBlank(s.slice(ls, start)) || !aloneAfter) return { start, end };
+  const itemIndent = start - ls;
+  let from = ls;
+  let to = nextLineStart(s, e);
+
+  const prevStart = ls > 0 ? lineStart(s, ls - 1) : -1;
+  const prevLine = prevStart >= 0 ? lineContent(s, prevStart) : null;
+  const opensBlock = prevLine === null || isBlank(prevLine) || indentWidth(prevLine) < itemIndent;
+  if (opensBlock) {
+    while (to < s.length && isBlank(lineContent(s, to))) to = nextLineStart(s, to);
+  }
+  const closesBlock = to >= s.length || indentWidth(lineContent(s, to)) < itemIndent;
+  if (closesBlock) {
+    while (from > 0) {
+      const p = lineStart(s, from - 1);
+      if (!isBlank(lineContent(s, p))) break;
+      from = p;
+    }
+  }
+  return { start: from, end: to };
+}

@@ -1,0 +1,128 @@
+import { capabilityUnavailable, invalidField } from '../core/errors.ts';
+import { CHANGE_BODY_BYTES_MAX, PATCH_BYTES_MAX } from '../core/limits.ts';
+import { log } from '../core/log.ts';
+import { projectPathViolation } from '../core/path.ts';
+import type { ConfigLoader } from '../config/loader.ts';
+import type { Indexer } from '../index/indexer.ts';
+import type {
+  ChangeResult,
+  InsertNodeInput,
+  InsertSymbolInput,
+  MoveFileInput,
+  PatchInput,
+  RemoveNodeInput,
+  RemoveSymbolInput,
+  ReplaceNodeInput,
+  ReplaceSymbolInput,
+} from '../protocol/change.ts';
+import { applyPlan } from '../change/apply.ts';
+import { resolveBodySource } from '../change/body-source.ts';
+import { insertNode, insertSymbol, removeNode, removeSymbol, replaceNode, replaceSymbol } from '../change/declaration-edits.ts';
+import { Lane } from '../change/lane.ts';
+import { planMove } from '../change/move.ts';
+import { planPatch } from '../change/patch.ts';
+import type { ChangeContext, Plan } from '../change/plan.ts';
+import { sweepStage } from '../change/publish.ts';
+import { isRefusal } from '../change/refusal.ts';
+
+// Transport-free change tools (spec "Changes"). Request-shape checks run first and fail as
+// `invalid_request`; everything else runs in the tree's FIFO lane: configuration gate, index
+// readiness, resolution (refusals are results), publication, hooks, index refresh.
+
+function pathField(field: string, value: string): string {
+  const violation = projectPathViolation(value);
+  if (violation) throw invalidField(field, violation);
+  return value;
+}
+
+function unserved(input: { projection?: string; region?: string | null }): void {
+  if (input.projection !== undefined) throw capabilityUnavailable('projection changes');
+  if (input.region !== undefined && input.region !== null) throw capabilityUnavailable('region-scoped replacement');
+}
+
+export class ChangeService {
+  private readonly lane = new Lane();
+
+  constructor(
+    private readonly root: string,
+    private readonly config: ConfigLoader,
+    private readonly indexer: Indexer,
+  ) {
+    sweepStage(root);
+  }
+
+  replaceSymbol(input: ReplaceSymbolInput): Promise<ChangeResult> {
+    unserved(input);
+    const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
+    return this.run('replace_symbol', (ctx) => replaceSymbol(ctx, input.symbol, body));
+  }
+
+  insertSymbol(input: InsertSymbolInput): Promise<ChangeResult> {
+    unserved(input);
+    const anchor = input.anchor ?? null;
+    const file = input.file ?? null;
+    if (anchor !== null && file !== null) throw invalidField('file', 'insert_symbol accepts exactly one of anchor or file, not both');
+    if (anchor === null && file === null) throw invalidField('anchor', 'insert_symbol requires exactly one of anchor or file');
+    if (anchor !== null && input.create_missing === true) {
+      throw invalidField('create_missing', 'cannot be set with an anchor target; an anchor always addresses an existing file');
+    }
+    if (file !== null) pathField('file', file);
+    const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
+    const req = { anchor, file, position: input.position, createMissing: input.create_missing === true };
+    return this.run('insert_symbol', (ctx) => insertSymbol(ctx, req, body));
+  }
+
+  removeSymbol(input: RemoveSymbolInput): Promise<ChangeResult> {
+    unserved(input);
+    return this.run('remove_symbol', (ctx) => removeSymbol(ctx, input.symbol));
+  }
+
+  replaceNode(input: ReplaceNodeInput): Promise<ChangeResult> {
+    unserved(input);
+    const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
+    return this.run('replace_node', (ctx) => replaceNode(ctx, input.node, body));
+  }
+
+  insertNode(input: InsertNodeInput): Promise<ChangeResult> {
+    unserved(input);
+    const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
+    return this.run('insert_node', (ctx) => insertNode(ctx, input.node, input.position, body));
+  }
+
+  removeNode(input: RemoveNodeInput): Promise<ChangeResult> {
+    unserved(input);
+    return this.run('remove_node', (ctx) => removeNode(ctx, input.node));
+  }
+
+  patch(input: PatchInput): Promise<ChangeResult> {
+    unserved(input);
+    const body = resolveBodySource('patch', input.patch, PATCH_BYTES_MAX);
+    if (body.length === 0) throw invalidField('patch', 'empty');
+    return this.run('patch', (ctx) => planPatch(ctx, body));
+  }
+
+  moveFile(input: MoveFileInput): Promise<ChangeResult> {
+    unserved(input);
+    const path = pathField('path', input.path);
+    const destination = pathField('destination', input.destination);
+    return this.run('move_file', (ctx) => planMove(ctx, path, destination));
+  }
+
+  private run(tool: string, plan: (ctx: ChangeContext) => Plan): Promise<ChangeResult> {
+    return this.lane.run(async () => {
+      const started = performance.now();
+      const accepted = this.config.current();
+      await this.indexer.ensureBuilt(accepted.config);
+      const ctx: ChangeContext = { root: this.root, config: accepted.config, indexer: this.indexer };
+      let result: ChangeResult;
+      try {
+        result = await applyPlan(ctx, plan(ctx));
+      } catch (e) {
+        if (!isRefusal(e)) throw e;
+        result = e.result;
+      }
+      log('info', 'change', 'change finished', { tool, status: result.status, elapsed_ms: Math.round(performance.now() - started) });
+      return result;
+    });
+  }
+}
