@@ -1,15 +1,10 @@
 import { createRequire } from 'node:module';
 import { RiftError } from '../core/errors.ts';
 import { setLogLevel } from '../core/log.ts';
-import { runIndex } from './index-command.ts';
-import { runSymbol } from './symbol-command.ts';
-import { runNodes } from './nodes-command.ts';
-import { runSearch } from './search-command.ts';
-import { runMcp } from './mcp-command.ts';
-import { runPrompt } from './prompt-command.ts';
 import { UsageError } from './args.ts';
 
-// `rift <command>`: argument parsing and wiring only; each command lives in its own file.
+// `rift <command>`: argument parsing and wiring only; each command lives in its own file and
+// is loaded only when run, so a command pays for nothing it does not use.
 
 export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -41,7 +36,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     // Headless agent mode is flags only (`rift --model m -p "..."`), never a command word.
     if (command?.startsWith('-') && argv.some((a) => a === '-p' || a === '--prompt' || a.startsWith('--prompt='))) {
-      return await runPrompt(argv);
+      return await (await import('./prompt-command.ts')).runPrompt(argv);
     }
     switch (command) {
       case undefined:
@@ -55,15 +50,15 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stdout.write(`rift ${VERSION}\n`);
         return 0;
       case 'index':
-        return await runIndex(rest);
+        return await (await import('./index-command.ts')).runIndex(rest);
       case 'symbol':
-        return await runSymbol(rest);
+        return await (await import('./symbol-command.ts')).runSymbol(rest);
       case 'nodes':
-        return await runNodes(rest);
+        return await (await import('./nodes-command.ts')).runNodes(rest);
       case 'search':
-        return await runSearch(rest);
+        return await (await import('./search-command.ts')).runSearch(rest);
       case 'mcp':
-        return await runMcp(rest, VERSION);
+        return await (await import('./mcp-command.ts')).runMcp(rest, VERSION);
       default:
         process.stderr.write(`rift: unknown command '${command}'\n\n${HELP}`);
         return 2;

@@ -12,6 +12,7 @@ import { walkWorkspace } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
+import { initSyntax } from '../syntax/runtime.ts';
 import { Store, type FileUpdate } from './store.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
@@ -164,22 +165,21 @@ export class Indexer {
     this.selection = selection;
 
     const stored = new Map(this.store.files().map((f) => [f.path, f]));
+    const skippedBefore = this.store.skippedFiles();
     const seen = new Set<string>();
     const work: ParseItem[] = [];
+    const entries = new Map(walk.files.map((e) => [e.path, e]));
     for (const entry of walk.files) {
       seen.add(entry.path);
+      const known = skippedBefore.get(entry.path);
+      if (known && known.size === entry.size && known.mtimeMs === entry.mtimeMs) continue;
       const item = selection.item(entry.path);
       const prev = stored.get(entry.path);
-      const unchanged =
-        prev &&
-        prev.size === entry.size &&
-        prev.mtimeMs === entry.mtimeMs &&
-        prev.language === item.language &&
-        prev.parsed === (item.language !== null);
+      const unchanged = prev && prev.size === entry.size && prev.mtimeMs === entry.mtimeMs && prev.language === item.language;
       if (!unchanged) work.push(item);
     }
-    const deletions = [...stored.keys()].filter((p) => !seen.has(p));
-    let skipped = walk.skipped.length;
+    const deletions = [...stored.keys(), ...skippedBefore.keys()].filter((p) => !seen.has(p));
+    let skipped = walk.skipped.length + [...skippedBefore.values()].filter((k) => seen.has(k.path) && !work.some((w) => w.path === k.path)).length;
     let reparsed = 0;
 
     if (deletions.length > 0) this.publish(this.store.applyBatch([], [], deletions));
@@ -187,13 +187,18 @@ export class Indexer {
     let done = 0;
     const apply = (results: ParseOutcome[]) => {
       const { updates, touches, drops } = this.classify(results, stored);
-      skipped += results.filter((r) => !r.ok).length;
+      const skips = results.flatMap((r) => {
+        const e = entries.get(r.path);
+        return !r.ok && e ? [{ path: r.path, size: e.size, mtimeMs: e.mtimeMs, reason: r.reason }] : [];
+      });
+      skipped += skips.length;
       reparsed += updates.filter((u) => u.declarations !== null).length;
-      this.publish(this.store.applyBatch(updates, touches, drops));
+      this.publish(this.store.applyBatch(updates, touches, drops, skips));
       done += results.length;
       onProgress?.({ phase: 'parse', done, total: work.length });
     };
     if (work.length <= INLINE_PARSE_MAX) {
+      if (work.some((w) => w.language)) await initSyntax();
       if (work.length > 0) apply(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
     } else {
       this.pool ??= new WorkerPool();
@@ -287,6 +292,7 @@ export class Indexer {
         await this.reconcile();
         return;
       }
+      await initSyntax();
       this.applyPaths(paths);
     } finally {
       for (const p of paths) this.inflight.delete(p);
@@ -304,6 +310,7 @@ export class Indexer {
         await this.reconcile();
         return;
       }
+      await initSyntax();
       this.applyPaths([...paths].sort());
     });
   }

@@ -57,13 +57,13 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
 /** Parses bytes already read (indexing and on-demand `force_include` files alike). */
 export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number): ParseOutcome {
   let declarations: Declaration[] | null = null;
-  let language = item.language;
+  const language = item.language;
   if (language) {
     try {
       declarations = extractDeclarations(language, bytes).declarations;
     } catch {
-      // A file the parser cannot bound (too many nodes, too deep) stays searchable as text.
-      language = null;
+      // A file the parser cannot bound (too many nodes, too deep) stays searchable as text;
+      // it keeps its language, so a warm start knows it was already tried.
       declarations = null;
     }
   }

@@ -10,7 +10,7 @@ import type { TextInput } from './parse-job.ts';
 // synchronous, so a read that runs its queries without awaiting sees one committed state:
 // a batch commits in one transaction and no read can observe half of it.
 
-const SCHEMA_VERSION = '2';
+const SCHEMA_VERSION = '4';
 
 export interface StoredFile {
   id: number;
@@ -35,6 +35,13 @@ export interface FileUpdate {
   declarations: Declaration[] | null;
   /** Full-text input; null leaves the file out of the full-text tier. */
   text: TextInput | null;
+}
+
+export interface SkippedFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  reason: string;
 }
 
 export interface SymbolRow {
@@ -104,7 +111,7 @@ export class Store {
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = ['files', 'contents', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts'];
+    const tables = ['files', 'contents', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'skipped'];
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
@@ -115,6 +122,7 @@ export class Store {
       DROP TABLE IF EXISTS symbols_fts;
       DROP TABLE IF EXISTS chunks_fts;
       DROP TABLE IF EXISTS chunks;
+      DROP TABLE IF EXISTS skipped;
       DROP TABLE IF EXISTS symbols;
       DROP TABLE IF EXISTS contents;
       DROP TABLE IF EXISTS files;
@@ -128,6 +136,9 @@ export class Store {
         parsed INTEGER NOT NULL
       );
       CREATE TABLE contents (file_id INTEGER PRIMARY KEY, bytes BLOB NOT NULL);
+      -- Visible files left out (not UTF-8, NUL byte, unreadable), remembered by size and
+      -- mtime so a warm start does not read them again.
+      CREATE TABLE skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, reason TEXT NOT NULL);
       CREATE TABLE symbols (
         id INTEGER PRIMARY KEY,
         file_id INTEGER NOT NULL,
@@ -149,7 +160,7 @@ export class Store {
       CREATE INDEX symbols_file ON symbols(file_id);
       CREATE INDEX symbols_name_lower ON symbols(name_lower);
       CREATE INDEX symbols_qname_lower ON symbols(qname_lower);
-      CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, tokenize = 'trigram', detail = 'none');
+      CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, tokenize = 'trigram', detail = 'column');
       CREATE TABLE chunks (
         id INTEGER PRIMARY KEY,
         file_id INTEGER NOT NULL,
@@ -169,6 +180,9 @@ export class Store {
     return {
       allFiles: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files ORDER BY path`),
       anyUnder: db.prepare(`SELECT 1 AS x FROM files WHERE path >= ? AND path < ? LIMIT 1`),
+      putSkipped: db.prepare(`INSERT OR REPLACE INTO skipped(path, size, mtime_ms, reason) VALUES (?, ?, ?, ?)`),
+      deleteSkipped: db.prepare(`DELETE FROM skipped WHERE path = ?`),
+      allSkipped: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped`),
       fileByPath: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files WHERE path = ?`),
       revisionRows: db.prepare(`SELECT path, sha256 FROM files ORDER BY path`),
       insertFile: db.prepare(
@@ -221,6 +235,11 @@ export class Store {
     return r ? { ...r, parsed: r.parsed === 1 } : null;
   }
 
+  /** Files left out by an earlier reconcile, by path. */
+  skippedFiles(): Map<string, SkippedFile> {
+    return new Map((this.stmts.allSkipped.all() as SkippedFile[]).map((k) => [k.path, k]));
+  }
+
   /** Whether the store holds any file below the directory `dir`. */
   hasPathsUnder(dir: string): boolean {
     return this.stmts.anyUnder.get(dir + '/', dir + '0') !== undefined;
@@ -239,6 +258,16 @@ export class Store {
               s.span_start, s.span_end, s.item_start, s.item_end, s.line
        FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id = ?`,
     ).get(id) as SymbolRow | undefined) ?? null;
+  }
+
+  /** The stored bytes of `[start, end)` of a file, without reading the rest of it. */
+  contentRange(fileId: number, start: number, end: number): Uint8Array | null {
+    const r = this.cached('contentRange', `SELECT substr(bytes, ?, ?) AS bytes FROM contents WHERE file_id = ?`).get(
+      start + 1,
+      end - start,
+      fileId,
+    ) as { bytes: Buffer } | undefined;
+    return r ? r.bytes : null;
   }
 
   content(fileId: number): Uint8Array | null {
@@ -264,9 +293,17 @@ export class Store {
    * Applies one batch in one transaction: upserts, metadata-only touches and deletions.
    * Returns the new tree revision, which the caller publishes.
    */
-  applyBatch(updates: readonly FileUpdate[], touches: readonly { path: string; mtimeMs: number; size: number }[], deletions: readonly string[]): string {
+  applyBatch(
+    updates: readonly FileUpdate[],
+    touches: readonly { path: string; mtimeMs: number; size: number }[],
+    deletions: readonly string[],
+    skips: readonly SkippedFile[] = [],
+  ): string {
     const s = this.stmts;
     const run = this.db.transaction(() => {
+      for (const k of skips) s.putSkipped.run(k.path, k.size, k.mtimeMs, k.reason);
+      for (const u of updates) s.deleteSkipped.run(u.path);
+      for (const path of deletions) s.deleteSkipped.run(path);
       for (const path of deletions) {
         const f = this.file(path);
         if (!f) continue;
@@ -364,14 +401,35 @@ export class Store {
     // The trigram index answers substring matches of three or more characters; shorter
     // queries scan, which is still bounded by the symbol count.
     const useTrigram = [...lower].length >= 3;
-    const escaped = lower.replace(/[\\%_]/g, (c) => '\\' + c);
+    // GLOB (case-sensitive over the lowercased names, `_` and `%` literal) goes through the
+    // trigram index; its own metacharacters are escaped as one-character classes.
     const candidates = useTrigram
-      ? `SELECT rowid AS id FROM symbols_trigram WHERE qname_lower LIKE @like ESCAPE '\\'`
+      ? `SELECT rowid AS id FROM symbols_trigram WHERE qname_lower GLOB @glob`
       : `SELECT id FROM symbols WHERE instr(qname_lower, @lower) > 0`;
-    const params = { like: `%${escaped}%`, lower, query: q.query, len: lower.length };
+    const glob = `*${lower.replace(/[*?[\]]/g, (c) => `[${c}]`)}*`;
+    const params = { glob, lower, query: q.query, len: lower.length };
+    // Most names are looked up exactly: when the page lies inside the exact matches
+    // (ranks 0–2), it is read through the name indexes and only the total needs the scan.
+    const exact = this.cached(
+      'exactCount',
+      `SELECT count(*) AS n FROM symbols WHERE name_lower = @lower OR qname_lower = @lower`,
+    ).get({ lower }) as { n: number };
+    if (q.offset + q.limit <= exact.n) {
+      const rows = this.cached(
+        'exactPage',
+        `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
+                s.span_start, s.span_end, s.item_start, s.item_end, s.line,
+                CASE WHEN s.qname = @query THEN 0 WHEN s.name = @query THEN 1 ELSE 2 END AS rank
+         FROM symbols s JOIN files f ON f.id = s.file_id
+         WHERE s.name_lower = @lower OR s.qname_lower = @lower
+         ORDER BY rank, s.qname, f.path, s.span_start, s.id
+         LIMIT @limit OFFSET @offset`,
+      ).all({ lower, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
+      const total = this.cached(`count:${useTrigram}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
+      return { total: total.n, rows };
+    }
     const key = `${useTrigram}`;
-    const count = this.cached(`count:${key}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
-    if (count.n === 0 || q.offset >= count.n) return { total: count.n, rows: [] };
+    // One pass: candidates, rank, order and the total (a window count) together.
     const rows = this.cached(
       `page:${key}`,
       `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -380,12 +438,16 @@ export class Store {
                    WHEN s.name = @query THEN 1
                    WHEN s.qname_lower = @lower OR s.name_lower = @lower THEN 2
                    WHEN substr(s.qname_lower, -@len) = @lower THEN 3
-                   ELSE 4 END AS rank
+                   ELSE 4 END AS rank,
+              count(*) OVER () AS total
        FROM (${candidates}) c JOIN symbols s ON s.id = c.id JOIN files f ON f.id = s.file_id
        ORDER BY rank, s.qname, f.path, s.span_start, s.id
        LIMIT @limit OFFSET @offset`,
-    ).all({ ...params, limit: q.limit, offset: q.offset }) as SymbolRow[];
-    return { total: count.n, rows };
+    ).all({ ...params, limit: q.limit, offset: q.offset }) as Array<SymbolRow & { total: number }>;
+    if (rows.length > 0) return { total: rows[0].total, rows };
+    // A page past the end still reports the true total.
+    const count = this.cached(`count:${key}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
+    return { total: count.n, rows: [] };
   }
 
   private readonly statementCache = new Map<string, Database.Statement>();

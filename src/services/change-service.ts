@@ -4,6 +4,7 @@ import { log } from '../core/log.ts';
 import { projectPathViolation } from '../core/path.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import type { Indexer } from '../index/indexer.ts';
+import { initSyntax } from '../syntax/runtime.ts';
 import type {
   ChangeResult,
   InsertNodeInput,
@@ -113,6 +114,7 @@ export class ChangeService {
       const started = performance.now();
       const accepted = this.config.current();
       await this.indexer.ensureBuilt(accepted.config);
+      await initSyntax();
       const ctx: ChangeContext = { root: this.root, config: accepted.config, indexer: this.indexer };
       let result: ChangeResult;
       try {

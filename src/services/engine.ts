@@ -31,7 +31,8 @@ export class Engine {
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
     const root = canonicalRoot(workspace);
-    await initSyntax();
+    // Servers parse from the first request on; one-shot commands load grammars only when they parse.
+    if (options.watch) await initSyntax();
     const config = new ConfigLoader(root);
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);

@@ -7,6 +7,7 @@ import { GET_SYMBOL_LIMIT_DEFAULT } from '../core/limits.ts';
 import { extensionOf, projectPathViolation, underFloor } from '../core/path.ts';
 import type { GetSymbolInput, GetSymbolResult, NodesInput, NodesResult } from '../protocol/read.ts';
 import { nodesAt } from '../syntax/nodes.ts';
+import { initSyntax } from '../syntax/runtime.ts';
 import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
 import type { SymbolRow } from '../index/store.ts';
@@ -36,7 +37,6 @@ export class ReadService {
 
     const store = this.indexer.store;
     const { total, rows } = store.findSymbols({ query: input.name, offset: pageIndex * limit, limit });
-    const contents = new Map<string, Uint8Array | null>();
     const hits: Hit[] = rows.map((row) => {
       const hit: Hit = {
         symbol: symbolRecord(row),
@@ -45,13 +45,9 @@ export class ReadService {
         line: row.line,
       };
       if (include.has('source')) {
-        if (!contents.has(row.path)) {
-          const f = store.file(row.path);
-          contents.set(row.path, f ? store.content(f.id) : null);
-        }
-        const bytes = contents.get(row.path);
-        if (bytes) {
-          const span = bytes.subarray(row.span_start, row.span_end);
+        const f = store.file(row.path);
+        const span = f ? store.contentRange(f.id, row.span_start, row.span_end) : null;
+        if (span) {
           hit.node = {
             id: nodeId(row.language, row.path, row.span_start, row.span_end, digest8(span)),
             symbol: hit.symbol.id,
@@ -72,6 +68,8 @@ export class ReadService {
     const violation = projectPathViolation(input.path);
     if (violation) throw invalidField('path', violation);
     await this.gate.admit(input.rev);
+    await initSyntax();
+    // From here on the answer is read synchronously: one committed state of the store.
     const selection = this.indexer.currentSelection();
     const visible = !underFloor(input.path) && this.indexer.isVisible(input.path);
     const language = visible ? selection.syntaxLanguage(input.path) : null;
