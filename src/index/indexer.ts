@@ -8,7 +8,7 @@ import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { Visibility, type SourcePolicy } from '../workspace/visibility.ts';
-import { walkWorkspace } from '../workspace/walk.ts';
+import { walkWorkspace, compareProjectPaths } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
@@ -95,6 +95,10 @@ export class Indexer {
   private readonly debounceMs: number;
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private built: { config: WorkspaceConfig; promise: Promise<BuildStats> } | null = null;
+  /** Path → digest of the published snapshot, loaded when a read first needs it. */
+  private digests: Map<string, string> | null = null;
+  /** The configuration the store was last fully reconciled under. */
+  private reconciledConfig: WorkspaceConfig | null = null;
 
   constructor(root: string, configLoader: ConfigLoader, store: Store) {
     this.root = root;
@@ -173,16 +177,23 @@ export class Indexer {
       seen.add(entry.path);
       const known = skippedBefore.get(entry.path);
       if (known && known.size === entry.size && known.mtimeMs === entry.mtimeMs) continue;
-      const item = selection.item(entry.path);
       const prev = stored.get(entry.path);
-      const unchanged = prev && prev.size === entry.size && prev.mtimeMs === entry.mtimeMs && prev.language === item.language;
-      if (!unchanged) work.push(item);
+      // Same size and mtime under the same configuration: nothing to read. Under a new
+      // configuration the file's language may have changed, which is a re-parse.
+      if (prev && prev.size === entry.size && prev.mtimeMs === entry.mtimeMs) {
+        if (config === this.reconciledConfig) continue;
+        const item = selection.item(entry.path);
+        if (prev.language === item.language) continue;
+        work.push(item);
+        continue;
+      }
+      work.push(selection.item(entry.path));
     }
     const deletions = [...stored.keys(), ...skippedBefore.keys()].filter((p) => !seen.has(p));
     let skipped = walk.skipped.length + [...skippedBefore.values()].filter((k) => seen.has(k.path) && !work.some((w) => w.path === k.path)).length;
     let reparsed = 0;
 
-    if (deletions.length > 0) this.publish(this.store.applyBatch([], [], deletions));
+    if (deletions.length > 0) this.store.applyBatch([], [], deletions);
     onProgress?.({ phase: 'parse', done: 0, total: work.length });
     let done = 0;
     const apply = (results: ParseOutcome[]) => {
@@ -193,7 +204,7 @@ export class Indexer {
       });
       skipped += skips.length;
       reparsed += updates.filter((u) => u.declarations !== null).length;
-      this.publish(this.store.applyBatch(updates, touches, drops, skips));
+      this.store.applyBatch(updates, touches, drops, skips);
       done += results.length;
       onProgress?.({ phase: 'parse', done, total: work.length });
     };
@@ -204,6 +215,8 @@ export class Indexer {
       this.pool ??= new WorkerPool();
       await this.pool.run(this.root, policy.maxFileBytes, work, apply);
     }
+    this.publish(this.store.commitRevision());
+    this.reconciledConfig = config;
     const counts = this.store.counts();
     return {
       files: counts.files,
@@ -246,6 +259,7 @@ export class Indexer {
   }
 
   private publish(revision: string): void {
+    this.digests = null;
     this.current = { revision, generation: this.current.generation + 1 };
     for (const l of this.listeners) l(this.current);
   }
@@ -329,7 +343,8 @@ export class Indexer {
     const results = work.map((item) => runParseItem(this.root, maxFileBytes, item));
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
-      this.publish(this.store.applyBatch(updates, touches, [...drops, ...deletions]));
+      this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+      this.publish(this.store.commitRevision());
     }
   }
 
@@ -352,7 +367,8 @@ export class Indexer {
    */
   observedRevision(): { captured: string; indexed: string } | null {
     if (this.pending.size === 0 && this.inflight.size === 0) return null;
-    const rows = new Map(this.store.files().map((f) => [f.path, f.sha256]));
+    this.digests ??= this.store.digests();
+    const rows = new Map(this.digests);
     const maxFileBytes = this.selection?.config.source.max_file_bytes ?? Number.MAX_SAFE_INTEGER;
     for (const p of new Set([...this.pending, ...this.inflight])) {
       const visible = this.visibility?.isVisible(p) ?? true;
@@ -360,7 +376,7 @@ export class Indexer {
       if (r && r.ok) rows.set(p, r.sha256);
       else rows.delete(p);
     }
-    const paths = [...rows.keys()].sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+    const paths = [...rows.keys()].sort(compareProjectPaths);
     const captured = treeRevision(paths.map((path) => ({ path, sha256: rows.get(path)! })));
     const indexed = this.current.revision;
     return captured === indexed ? null : { captured, indexed };

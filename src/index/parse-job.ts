@@ -41,11 +41,31 @@ const utf8 = new TextDecoder('utf-8');
 
 export function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | null): TextInput {
   const chunks = chunkLines(bytes).map((c) => ({ ...c, text: indexText(utf8.decode(bytes.subarray(c.start, c.end))) }));
-  const decls: Array<[string, string]> = (declarations ?? []).map((d) => [
-    indexText(d.qualifiedName),
-    indexText(utf8.decode(bytes.subarray(d.span.start, Math.min(d.span.end, d.span.start + DECLARATION_TEXT_MAX)))),
-  ]);
+  const decls: Array<[string, string]> = (declarations ?? []).map((d, i, all) => [indexText(d.qualifiedName), indexText(ownText(bytes, d, all, i))]);
   return { chunks, declarations: decls };
+}
+
+/**
+ * A declaration's own text: its span without the spans of declarations nested in it, so
+ * a class is indexed by its head, docs and fields, and each method by itself (nested
+ * code is indexed once, not once per enclosing declaration). At most DECLARATION_TEXT_MAX bytes.
+ */
+function ownText(bytes: Uint8Array, d: Declaration, all: readonly Declaration[], index: number): string {
+  let out = '';
+  let at = d.span.start;
+  let budget = DECLARATION_TEXT_MAX;
+  // Declarations come in source order, so nested ones follow their container.
+  for (let j = index + 1; j < all.length && budget > 0; j++) {
+    const inner = all[j].span;
+    if (inner.start >= d.span.end) break;
+    if (inner.start < at) continue; // inside a nested declaration already cut out
+    const piece = bytes.subarray(at, Math.min(inner.start, at + budget));
+    out += utf8.decode(piece) + '\n';
+    budget -= piece.length;
+    at = Math.max(at, inner.end);
+  }
+  if (budget > 0 && at < d.span.end) out += utf8.decode(bytes.subarray(at, Math.min(d.span.end, at + budget)));
+  return out;
 }
 
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {

@@ -289,16 +289,29 @@ export class Store {
     return treeRevision(this.stmts.revisionRows.iterate() as Iterable<{ path: string; sha256: string }>);
   }
 
+  /** Computes, records and returns the tree revision of what the store holds now. */
+  commitRevision(): string {
+    const revision = this.computeTreeRevision();
+    this.stmts.setMeta.run('tree_revision', revision);
+    return revision;
+  }
+
+  /** Every stored file's content digest by path (the input of the tree revision). */
+  digests(): Map<string, string> {
+    return new Map((this.stmts.revisionRows.all() as Array<{ path: string; sha256: string }>).map((r) => [r.path, r.sha256]));
+  }
+
   /**
-   * Applies one batch in one transaction: upserts, metadata-only touches and deletions.
-   * Returns the new tree revision, which the caller publishes.
+   * Applies one batch in one transaction: upserts, metadata-only touches, deletions and
+   * skipped files. The caller then commits the tree revision (once per reconcile, not per
+   * batch: hashing every row is linear in the tree).
    */
   applyBatch(
     updates: readonly FileUpdate[],
     touches: readonly { path: string; mtimeMs: number; size: number }[],
     deletions: readonly string[],
     skips: readonly SkippedFile[] = [],
-  ): string {
+  ): void {
     const s = this.stmts;
     const run = this.db.transaction(() => {
       for (const k of skips) s.putSkipped.run(k.path, k.size, k.mtimeMs, k.reason);
@@ -328,11 +341,8 @@ export class Store {
           }
         }
       }
-      const revision = this.computeTreeRevision();
-      s.setMeta.run('tree_revision', revision);
-      return revision;
     });
-    return run();
+    run();
   }
 
   private dropSymbols(fileId: number): void {
