@@ -23,6 +23,8 @@ import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts'
 
 /** Batches at most this large are parsed on the main thread; larger ones use workers. */
 const INLINE_PARSE_MAX = 24;
+/** A reconcile that parsed more files than this merges the full-text segments it wrote. */
+const OPTIMIZE_AFTER_FILES = 256;
 
 export interface Snapshot {
   /** 8-hex tree revision of what the store holds. */
@@ -215,6 +217,7 @@ export class Indexer {
       this.pool ??= new WorkerPool();
       await this.pool.run(this.root, policy.maxFileBytes, work, apply);
     }
+    if (work.length > OPTIMIZE_AFTER_FILES) this.store.optimizeFullText();
     this.publish(this.store.commitRevision());
     this.reconciledConfig = config;
     const counts = this.store.counts();

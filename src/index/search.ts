@@ -12,7 +12,10 @@ import { anyOf, phrase, type QueryWord } from './text.ts';
 export const LANE_CANDIDATES_MAX = 500;
 
 export interface LaneQuery {
+  /** Words the ranked lanes score (common English words dropped from prose). */
   words: readonly QueryWord[];
+  /** Every word, for the identifier tier (`which` is a name in `shutil which`). */
+  identifierWords: readonly QueryWord[];
   /** The query's literal text (trimmed) for the line matcher. */
   literal: string;
   /** Path narrowing applied before scoring. */
@@ -57,14 +60,34 @@ type Filter = (path: string) => boolean;
 /** Runs every lane the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
   return withFilter(store, q.pathOk, () => ({
-    rankedSymbols: q.symbols && q.words.length > 0 ? rankedSymbols(store, q.words) : [],
-    rankedFiles: q.files && q.words.length > 0 ? rankedFiles(store, q.words) : [],
+    rankedSymbols: q.symbols && q.words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', q.words)) : [],
+    rankedFiles: q.files && q.words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', q.words)) : [],
   }));
+}
+
+/** A word in more than this share of a table's rows says little and costs most; it is left out. */
+const COMMON_WORD_SHARE = 0.05;
+
+/**
+ * The words worth scoring in one table. A word whose rarest token sits in more than 5 % of
+ * the rows and in more rows than a lane considers (`def`, `self`, `if` in a large tree)
+ * would flood the candidates and decide nothing, so it is dropped — keeping at least the
+ * rarest word. In a small tree every word counts.
+ */
+function selective(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[]): readonly QueryWord[] {
+  if (words.length < 2) return words;
+  const vocab = `rift_${table}_vocab`;
+  store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocab} USING fts5vocab(main, '${table}', 'row')`);
+  const rows = (store.prepared(`selective.rows.${table}`, `SELECT count(*) AS n FROM ${table === 'chunks_fts' ? 'chunks' : 'symbols'}`).get() as { n: number }).n;
+  const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM temp.${vocab} WHERE term = ?`);
+  const scored = words.map((w) => ({ w, docs: Math.min(...w.tokens.map((t) => (docs.get(t) as { doc: number } | undefined)?.doc ?? 0)) }));
+  const kept = scored.filter((x) => x.docs <= Math.max(COMMON_WORD_SHARE * rows, LANE_CANDIDATES_MAX)).map((x) => x.w);
+  return kept.length > 0 ? kept : [scored.reduce((a, b) => (b.docs < a.docs ? b : a)).w];
 }
 
 export function identifierLanes(store: Store, q: LaneQuery): Pick<Lanes, 'names' | 'content'> {
   return withFilter(store, q.pathOk, () => ({
-    names: q.symbols ? names(store, q.words) : [],
+    names: q.symbols ? names(store, q.identifierWords) : [],
     content: q.files ? content(store, q) : [],
   }));
 }

@@ -289,6 +289,11 @@ export class Store {
     return treeRevision(this.stmts.revisionRows.iterate() as Iterable<{ path: string; sha256: string }>);
   }
 
+  /** Merges the full-text segments a bulk build left behind (queries then read one segment). */
+  optimizeFullText(): void {
+    for (const t of ['chunks_fts', 'symbols_fts', 'symbols_trigram']) this.db.exec(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
+  }
+
   /** Computes, records and returns the tree revision of what the store holds now. */
   commitRevision(): string {
     const revision = this.computeTreeRevision();

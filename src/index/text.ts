@@ -59,7 +59,11 @@ export function queryWords(query: string): QueryWord[] {
 
 /** The FTS5 phrase for one word; tokens are alphanumeric, so quoting needs no escaping. */
 export function phrase(word: QueryWord, column?: string): string {
-  const p = `"${word.tokens.join(' ')}"`;
+  const parts = word.tokens.join(' ');
+  // How the word as typed was indexed: a camelCase run after another run is followed by its
+  // parts (`safe_MessageBeep` → safe messagebeep message beep), which the parts alone miss.
+  const stream = (indexText(word.text).match(IDENT) ?? []).map((t) => t.toLowerCase()).join(' ');
+  const p = stream !== parts ? `("${stream}" OR "${parts}")` : `"${parts}"`;
   return column ? `{${column}} : ${p}` : p;
 }
 

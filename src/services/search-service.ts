@@ -26,7 +26,12 @@ type Lane = 'ranked' | 'name' | 'content';
 
 /** Reciprocal-rank fusion constant and per-lane weights. */
 const RRF_K = 60;
-const WEIGHT = { rankedSymbols: 1, rankedFiles: 1, names: 1.5, content: 0.5 } as const;
+const WEIGHT = { rankedSymbols: 1, rankedFiles: 1, content: 0.5 } as const;
+/** Identifier-tier weight by match level: exact name, exact qualified name, prefix, camel/snake part. */
+const NAME_LEVEL_WEIGHT = [3, 3, 1.5, 0.75] as const;
+/** Test code ranks below the code it tests, unless the query asks for tests. */
+const TEST_CODE_FACTOR = 0.5;
+const TEST_PATH = /(^|\/)(tests?|testing|__tests__)\/|(^|\/)test_[^/]*$|_test\.[a-z]+$/;
 
 // Words that carry no meaning of their own in a prose query; dropped when others remain.
 const STOP_WORDS = new Set(
@@ -72,6 +77,7 @@ export class SearchService {
     const excludeSet = new GlobSet(selectors.exclude);
     const q: LaneQuery = {
       words: meaningfulWords(literal),
+      identifierWords: queryWords(literal),
       literal,
       pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
       symbols: target !== 'file',
@@ -95,7 +101,7 @@ export class SearchService {
       }
       sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) } });
     }
-    const units = fuse(sources);
+    const units = fuse(sources, /\btests?\b/i.test(literal));
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
     const results = page.map((u) => toHit(u, q.words, include));
@@ -158,7 +164,7 @@ function lexicalUnavailable(reason: string): ReadWarning {
 }
 
 /** Reciprocal-rank fusion of every lane of every store into one total order. */
-function fuse(sources: ReadonlyArray<{ tag: string; store: Store; lanes: Lanes }>): Unit[] {
+function fuse(sources: ReadonlyArray<{ tag: string; store: Store; lanes: Lanes }>, wantsTests: boolean): Unit[] {
   const units = new Map<string, Unit>();
   const unit = (store: Store, tag: string, kind: 'symbol' | 'file', id: number): Unit => {
     const key = `${tag}:${kind}:${id}`;
@@ -187,7 +193,7 @@ function fuse(sources: ReadonlyArray<{ tag: string; store: Store; lanes: Lanes }
     u.symbol = row.row;
     u.lanes.add('name');
     u.coverage = Math.max(u.coverage, row.coverage);
-    u.score += WEIGHT.names / (RRF_K + rank);
+    u.score += NAME_LEVEL_WEIGHT[row.score] / (RRF_K + rank);
   });
   merged((l) => l.rankedFiles).forEach(({ row, s }, rank) => {
     const u = unit(s.store, s.tag, 'file', row.fileId);
@@ -207,6 +213,7 @@ function fuse(sources: ReadonlyArray<{ tag: string; store: Store; lanes: Lanes }
       u.score += WEIGHT.content / RRF_K;
     }
   }
+  if (!wantsTests) for (const u of units.values()) if (TEST_PATH.test(pathOf(u))) u.score *= TEST_CODE_FACTOR;
   return [...units.values()].sort(
     (a, b) =>
       b.coverage - a.coverage ||

@@ -33,6 +33,8 @@ const FILES: Record<string, string> = {
   'tests/legacy/test_solver.py': 'def test_fit_legacy():\n    assert True\n',
   'tests/test_new.py': 'def test_fit_new():\n    assert True\n',
   'rift.toml': '[source]\nexclude = ["tests/legacy/"]\n',
+  'lib/sound.py': 'def safe_MessageBeep(kind):\n    return kind\n',
+  'tests/test_sound.py': 'def check_safe_MessageBeep():\n    safe_MessageBeep(1)\n',
 };
 
 describe('search', () => {
@@ -88,6 +90,14 @@ describe('search', () => {
     assert.ok(names.includes('encode_path'), 'the snake_case spelling shares the words');
     const part = await search({ query: 'parse', target: 'symbol' });
     assert.ok(part.results.some((h) => key(h) === 'web/src/parser.ts#TokenParser.parseLine'), 'camelCase part of a name');
+  });
+
+  test('a word mixing snake_case and camelCase finds itself; test code ranks below the code it tests', async () => {
+    const r = await search({ query: 'safe_MessageBeep' });
+    assert.equal(key(r.results[0]), 'lib/sound.py#safe_MessageBeep');
+    assert.ok(r.results.some((h) => h.path === 'tests/test_sound.py' && h.matched_by.includes('content')), 'the literal is found in the test too');
+    const asked = await search({ query: 'test safe_MessageBeep', target: 'symbol' });
+    assert.ok(asked.results.some((h) => h.path === 'tests/test_sound.py'));
   });
 
   test('the literal line matcher tags content and points at the line', async () => {
