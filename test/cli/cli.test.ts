@@ -72,6 +72,28 @@ test('rift symbol prints clickable path:line rows; rift nodes prints the node ch
   removeWorkspace(root);
 });
 
+test('rift search prints path:line rows for symbols and files, narrowed by --include-path', () => {
+  const root = tempWorkspace({ ...manyFiles(2), 'docs/notes.md': 'How to render a widget\n' });
+  const r = rift(['search', 'render widget', '--limit', '3'], root);
+  assert.equal(r.code, 0, r.stderr);
+  const rows = r.stdout.trim().split('\n');
+  assert.equal(rows.length, 3);
+  for (const row of rows) assert.match(row, /^[\w./]+:\d+  (file|method \w+\.render|class Widget\d)$/);
+  assert.ok(rows.includes('docs/notes.md:1  file'), r.stdout);
+  const narrowed = rift(['search', 'render', '--include-path', 'docs/**'], root);
+  assert.equal(narrowed.stdout, 'docs/notes.md:1  file\n');
+  const symbols = rift(['search', 'render', '--target', 'symbol', '--json'], root);
+  const json = JSON.parse(symbols.stdout);
+  assert.ok(json.results.length > 0 && json.results.every((h: { hit: { target: string } }) => h.hit.target === 'symbol'));
+  assert.equal(typeof json.results[0].source, 'string');
+  const none = rift(['search', 'zzzqqqxxx'], root);
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /nothing matches 'zzzqqqxxx'/);
+  const bad = rift(['search', 'x', '--target', 'node'], root);
+  assert.equal(bad.code, 2);
+  removeWorkspace(root);
+});
+
 test('help, version, and errors that say what to do next', () => {
   const root = tempWorkspace({});
   const help = rift(['--help'], root);
