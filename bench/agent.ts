@@ -15,6 +15,7 @@ import { DETACHED_GATE } from '../src/agent/gate.ts';
 import { PermissionRules } from '../src/agent/permissions.ts';
 import { systemPrompt } from '../src/agent/prompt.ts';
 import { buildRoute } from '../src/agent/routing.ts';
+import type { ChangeService } from '../src/services/change-service.ts';
 import type { ReadService } from '../src/services/read-service.ts';
 import type { SearchService } from '../src/services/search-service.ts';
 import { ScriptedModelServer, ollamaReply } from '../test/support/model-server.ts';
@@ -40,7 +41,7 @@ function agentFor(server: ScriptedModelServer, cwd: string, maxIterations: numbe
     gate: DETACHED_GATE,
     systemPrompt: systemPrompt(cwd),
     // Stand-in services: only the schemas matter here, so the code tools are counted too.
-    code: { read: {} as ReadService, search: {} as SearchService },
+    code: { read: {} as ReadService, search: {} as SearchService, change: {} as ChangeService },
     sessionPath: null,
   });
 }

@@ -17,6 +17,13 @@ export interface EditProposal {
   proposed: string;
 }
 
+/** A change-service mutation: every file it may touch, and what to show the user. */
+export interface ChangeProposal {
+  tool: string;
+  files: Array<{ absPath: string; kind: 'write' | 'edit' }>;
+  detail: string[];
+}
+
 export interface EditAuthorization {
   content: string;
   /** The reviewer applied something other than the proposal. */
@@ -91,6 +98,40 @@ export class Approval {
       this.persistAllow(rule);
     }
     return { content: p.proposed, partial: false };
+  }
+
+  /**
+   * A change through rift's change service (replace_symbol, patch): the files are known, the new
+   * content is not (the service resolves it), so this is a plain ask naming the files. Rules are
+   * the edit family per file — `write` for files the change creates — and every file must pass.
+   */
+  async authorizeChange(gate: Gate, p: ChangeProposal, signal: AbortSignal): Promise<void> {
+    const kinds = new Set<'write' | 'edit'>();
+    let forced: string | null = null;
+    let allowed = p.files.length > 0;
+    for (const f of p.files) {
+      kinds.add(f.kind);
+      const verdict = this.rules.verdict(f.kind, f.absPath);
+      if (verdict.kind === 'deny') throw new ToolError(`this ${p.tool} was blocked by permission rule '${verdict.rule}' (${f.absPath}); nothing was written`);
+      if (verdict.kind === 'ask') forced ??= verdict.rule;
+      if (verdict.kind !== 'allow') allowed = false;
+    }
+    if (forced && !gate.interactive) throw new ToolError(`this ${p.tool} requires interactive approval (permission rule '${forced}') and no user is attached`);
+    if (!this.approve || allowed) return;
+    if (!forced && [...kinds].every((k) => this.grants.has(k))) return;
+    if (!gate.interactive) throw new ToolError(`this ${p.tool} requires interactive approval (approval mode) and no user is attached`);
+
+    const grant = `always allow ${[...kinds].sort().join('/')} this session`;
+    const choices = forced ? ['allow', 'deny'] : ['allow', grant, 'deny'];
+    const names = p.files.map((f) => f.absPath).join(', ');
+    const answer = await gate.ask(
+      { question: forced ? `Allow ${p.tool} ('${forced}'): ${names}` : `Allow ${p.tool}: ${names}`, detail: p.detail, choices },
+      signal,
+    );
+    if (answer === null || !choices.includes(answer) || answer === 'deny') {
+      throw new ToolError(`the user DENIED this ${p.tool}. Do not retry it; ask them how to proceed or choose another approach.`);
+    }
+    if (!forced && answer === grant) for (const k of kinds) this.grants.add(k);
   }
 
   async authorizeBash(gate: Gate, command: string, signal: AbortSignal): Promise<void> {

@@ -17,7 +17,9 @@ export function stripAnsi(s: string): string {
 interface Task {
   id: number;
   label: string;
-  child: ChildProcess;
+  /** A bash task's process; absent for in-process tasks (background sub-agents). */
+  child?: ChildProcess;
+  abort?: AbortController;
   output: string;
   running: boolean;
   killed: boolean;
@@ -62,6 +64,23 @@ export class BackgroundTasks {
     return { id: task.id, pid: child.pid ?? 0 };
   }
 
+  /** An in-process background task (a background sub-agent): same limits, ids and events as bash tasks. */
+  startInProcess(label: string, run: (signal: AbortSignal) => Promise<{ ok: boolean; output: string }>): number {
+    if (this.running >= TASKS_RUNNING_MAX) throw new Error(`at most ${TASKS_RUNNING_MAX} background tasks run at once; wait for one to finish or kill one`);
+    const abort = new AbortController();
+    const task: Task = { id: this.next++, label, abort, output: '', running: true, killed: false, exit: null };
+    this.tasks.set(task.id, task);
+    this.emit({ event: 'task_started', id: task.id, label });
+    const finish = (ok: boolean, output: string) => {
+      task.running = false;
+      task.exit = ok ? 0 : 1;
+      task.output = output.length > TASK_OUTPUT_BYTES_MAX ? output.slice(output.length - TASK_OUTPUT_BYTES_MAX) : output;
+      if (!task.killed) this.emit({ event: 'task_finished', id: task.id, label, ok, preview: task.output.slice(-1000) });
+    };
+    run(abort.signal).then((r) => finish(r.ok, r.output), (e: Error) => finish(false, `ERROR: ${e.message}`));
+    return task.id;
+  }
+
   list(): string {
     if (this.tasks.size === 0) return 'no background tasks';
     return [...this.tasks.values()].map((t) => `#${t.id} ${this.state(t)}: ${t.label}`).join('\n');
@@ -87,7 +106,7 @@ export class BackgroundTasks {
     const t = this.tasks.get(id);
     if (!t || !t.running) return false;
     t.killed = true;
-    killGroup(t.child);
+    stop(t);
     return true;
   }
 
@@ -98,11 +117,16 @@ export class BackgroundTasks {
       if (t.running) {
         n++;
         t.killed = true;
-        killGroup(t.child);
+        stop(t);
       }
     }
     return n;
   }
+}
+
+function stop(t: Task): void {
+  if (t.child) killGroup(t.child);
+  t.abort?.abort();
 }
 
 /** Kills the child's whole process group (it was spawned detached, so it leads one). */

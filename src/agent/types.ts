@@ -98,6 +98,9 @@ export type AgentEvent =
   | { event: 'plan'; items: PlanItem[] }
   | { event: 'info'; text: string }
   | { event: 'warning'; text: string }
+  | { event: 'subagent_started'; tag: string; model: string; label: string }
+  | { event: 'subagent'; tag: string; text: string; warn: boolean }
+  | { event: 'subagent_finished'; tag: string; steps: number }
   | { event: 'task_started'; id: number; label: string }
   | { event: 'task_finished'; id: number; label: string; ok: boolean; preview: string }
   | { event: 'done'; stats: TurnStats }

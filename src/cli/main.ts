@@ -23,6 +23,8 @@ Usage:
   rift -p "<prompt>" [--model M] [--host URL] [--json] [--trace FILE]
           [--continue | --resume PATH] [--approve]
                                                run one agent turn headless (docs/agent.md)
+  rift --serve [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
+                                               editor protocol v1: JSON lines over stdio (docs/serve.md)
   rift --help | --version
 
 The workspace defaults to the current directory. Configuration: rift.toml at the
@@ -37,6 +39,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Headless agent mode is flags only (`rift --model m -p "..."`), never a command word.
     if (command?.startsWith('-') && argv.some((a) => a === '-p' || a === '--prompt' || a.startsWith('--prompt='))) {
       return await (await import('./prompt-command.ts')).runPrompt(argv);
+    }
+    if (command?.startsWith('-') && argv.includes('--serve')) {
+      return await (await import('./serve-command.ts')).runServeCommand(argv, VERSION);
     }
     switch (command) {
       case undefined:

@@ -100,7 +100,7 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
 
   let engine: Engine | undefined;
   try {
-    engine = await Engine.open(cwd, { watch: false });
+    engine = await Engine.open(cwd, { watch: true });
     engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
   } catch (e) {
     log('warn', 'agent', 'code tools unavailable', { error: (e as Error).message });
@@ -116,7 +116,7 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
     approval,
     gate,
     systemPrompt: systemPrompt(cwd),
-    code: engine ? { read: engine.read, search: engine.search } : {},
+    code: engine ? { read: engine.read, search: engine.search, change: engine.change } : {},
     alwaysTask: true,
     bashWrapper: config.permissions.bash_wrapper,
     sessionPath,

@@ -4,6 +4,7 @@ import type { Gate } from '../gate.ts';
 import type { BackgroundTasks } from '../tasks.ts';
 import type { EventSink, PlanItem } from '../types.ts';
 import type { UndoJournal } from '../undo.ts';
+import type { ChangeService } from '../../services/change-service.ts';
 import type { ReadService } from '../../services/read-service.ts';
 import type { SearchService } from '../../services/search-service.ts';
 
@@ -14,6 +15,7 @@ import type { SearchService } from '../../services/search-service.ts';
 export interface CodeServices {
   read?: ReadService;
   search?: SearchService;
+  change?: ChangeService;
 }
 
 export interface AppliedDiff {

@@ -1,6 +1,7 @@
 import { toolDef, type Tool } from '../tool.ts';
 import type { ToolDef } from '../types.ts';
 import { bashTool } from './bash.ts';
+import { patchTool, replaceSymbolTool } from './change.ts';
 import { getSymbolTool, searchTool } from './code.ts';
 import type { CodeServices, ToolContext } from './context.ts';
 import { editTool, readTool, writeTool } from './files.ts';
@@ -23,6 +24,7 @@ const ALIAS_GROUPS: Record<string, string[]> = {
   web_search: ['internet_search', 'google', 'web', 'duckduckgo', 'search_web'],
   fetch: ['web_fetch', 'http_get', 'get_url', 'fetch_url', 'curl', 'wget'],
   task: ['tasks', 'bg', 'task_status', 'check_task', 'background_task', 'task_output'],
+  patch: ['apply_patch', 'apply_diff'],
   agent: ['Task', 'subagent', 'sub_agent', 'spawn_agent', 'delegate', 'dispatch_agent'],
 };
 
@@ -40,7 +42,13 @@ export class ToolRegistry {
     const list: Tool<ToolContext>[] = [readTool, writeTool, editTool, bashTool, lsTool, grepTool, globTool, planTool, askUserTool, taskTool];
     if (code.read) list.push(getSymbolTool);
     if (code.search) list.push(searchTool);
+    if (code.change) list.push(replaceSymbolTool, patchTool);
     return new ToolRegistry(list);
+  }
+
+  /** Adds or replaces a tool: front ends register tools that become available after start-up (skills, code tools). */
+  register(tool: Tool<ToolContext>): void {
+    this.tools.set(tool.name, tool);
   }
 
   /** A registered name wins over an alias (a real `search` tool shadows the grep alias). */

@@ -1,0 +1,37 @@
+import { Session } from './session.ts';
+import type { Message } from './types.ts';
+
+// Session selection shared by the front ends (`-p`, `--serve`): `--resume FILE`, `--continue`
+// (the newest non-empty session) or a freshly reserved file. Notes are for stderr.
+
+export interface OpenedSession {
+  path: string;
+  /** Prior conversation, undefined when starting fresh. */
+  messages: Message[] | undefined;
+  notes: string[];
+}
+
+export function openSession(opts: { resume?: string; continue?: boolean }, dir: string = Session.dir()): OpenedSession {
+  const notes: string[] = [];
+  if (!opts.resume && !opts.continue) return { path: Session.reserve(dir), messages: undefined, notes };
+  const found = opts.resume ?? Session.newest(dir);
+  if (!found) {
+    notes.push('no saved session to continue — starting fresh');
+    return { path: Session.reserve(dir), messages: undefined, notes };
+  }
+  const loaded = Session.load(found);
+  if (loaded.note) notes.push(loaded.note);
+  const messages = loaded.messages.length > 0 ? loaded.messages : undefined;
+  const path = loaded.note?.includes('corrupt') ? Session.reserve(dir) : found;
+  return { path, messages, notes };
+}
+
+/** The prior user/assistant exchanges a front end replays on resume (tool and system traffic excluded). */
+export function historyMessages(messages: readonly Message[]): Array<{ role: 'user' | 'assistant'; text: string }> {
+  const out: Array<{ role: 'user' | 'assistant'; text: string }> = [];
+  for (const m of messages) {
+    if (m.role === 'user' && !m.content.startsWith('[system]')) out.push({ role: 'user', text: m.content });
+    else if (m.role === 'assistant' && m.content !== '' && !(m.tool_calls && m.tool_calls.length > 0)) out.push({ role: 'assistant', text: m.content });
+  }
+  return out;
+}

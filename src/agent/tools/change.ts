@@ -1,0 +1,157 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parsePatch } from '../../change/patch-parse.ts';
+import { isRiftError } from '../../core/errors.ts';
+import { parseSymbolId } from '../../core/ids.ts';
+import { projectPathViolation } from '../../core/path.ts';
+import type { ChangeResult, OperationPrecondition, PreconditionValue } from '../../protocol/change.ts';
+import type { ChangeService } from '../../services/change-service.ts';
+import type { ChangeProposal } from '../approval.ts';
+import { diffCounts, previewDiff } from '../diff.ts';
+import { ToolError, stringArg, type Tool } from '../tool.ts';
+import { resolvePath, type ToolContext } from './context.ts';
+
+// replace_symbol and patch through rift's ChangeService, in process: the same witnessed
+// resolution, refusals and publication as over MCP. Each is a gated mutation like edit/write
+// (a plain ask naming the files: the service, not the tool, computes the new bytes) and records
+// the prior bytes of every file it may touch before the service writes, so undo restores them.
+
+const DETAIL_LINES_MAX = 40;
+const VALUE_CHARS_MAX = 200;
+
+function service(ctx: ToolContext, tool: string): ChangeService {
+  const change = ctx.code.change;
+  if (!change) throw new ToolError(`${tool} is unavailable in this session; use edit instead`);
+  return change;
+}
+
+function failure(tool: string, e: unknown): ToolError {
+  if (e instanceof ToolError) return e;
+  return new ToolError(isRiftError(e) ? `${tool} failed: ${e.code}: ${e.message}` : `${tool} failed: ${(e as Error).message}`);
+}
+
+function value(v: PreconditionValue): string {
+  if (v.kind !== 'text') return String(v.value);
+  const one = v.value.replace(/\s+/g, ' ').trim();
+  return JSON.stringify(one.length > VALUE_CHARS_MAX ? `${one.slice(0, VALUE_CHARS_MAX)}…` : one);
+}
+
+const HINTS: Record<OperationPrecondition['kind'], Record<'replace_symbol' | 'patch', string>> = {
+  target_exists: {
+    replace_symbol: 'the symbol is not in the index as addressed: find its current id with get_symbol and retry',
+    patch: 'a file the diff names is missing (or, for a creation, already exists): check the paths with ls/read and regenerate the diff',
+  },
+  source_unchanged: {
+    replace_symbol: 'the file changed since it was indexed: re-read the symbol with get_symbol and retry; if it refuses again, read the file and use edit or patch',
+    patch: 'the file does not match the diff: read the file again and regenerate the diff against its current content',
+  },
+  target_is_file: {
+    replace_symbol: 'the target is not a regular file',
+    patch: 'a path in the diff is not a regular file',
+  },
+  no_references: { replace_symbol: 'the declaration still has references', patch: 'the declaration still has references' },
+  engine_proposed_edits: { replace_symbol: 'the language engine proposed no edits', patch: 'the language engine proposed no edits' },
+};
+
+/** The ChangeResult as the model reads it; a refusal throws, so the loop counts it as a failed call. */
+export function renderChangeResult(tool: 'replace_symbol' | 'patch', r: ChangeResult): string {
+  if (r.status === 'unchanged') return 'unchanged: the result equals the current file bytes; nothing was written.';
+  if (r.status === 'applied') {
+    const s = r.summary;
+    const lines = [`applied ${s.id}`, ...s.files.map((f) => `  ${f.path} ${f.change} +${f.lines_added} -${f.lines_removed}`)];
+    for (const w of s.warnings) lines.push(`warning: ${w.message}`);
+    for (const d of s.diagnostics.filter((x) => x.severity === 'error' || x.severity === 'warning').slice(0, 5)) lines.push(`${d.severity}: ${d.message}`);
+    return lines.join('\n');
+  }
+  const lines = [`${tool} refused (${r.reason}); nothing was written.`];
+  for (const p of r.preconditions.filter((x) => x.status === 'failed')) {
+    const where = p.paths.length > 0 ? ` ${p.paths.join(', ')}` : '';
+    lines.push(`- ${p.kind}${where}: expected ${value(p.expected)}, observed ${value(p.observed)} — ${HINTS[p.kind][tool]}`);
+  }
+  for (const d of r.diagnostics.slice(0, 5)) lines.push(`- ${d.severity}: ${d.message}`);
+  if (r.reason === 'ambiguous_target') lines.push('The address matches more than one declaration; use patch or edit for this one.');
+  return lines.join('\n');
+}
+
+/** Gate, journal, apply: the shared path of both tools. */
+async function applyChange(
+  ctx: ToolContext,
+  tool: 'replace_symbol' | 'patch',
+  files: ChangeProposal['files'],
+  detail: string[],
+  apply: () => Promise<ChangeResult>,
+): Promise<ChangeResult> {
+  await ctx.approval.authorizeChange(ctx.gate, { tool, files, detail }, ctx.signal);
+  if (ctx.signal.aborted) throw new ToolError('cancelled by user');
+  for (const f of files) ctx.journal.record(f.absPath);
+  let result: ChangeResult;
+  try {
+    result = await apply();
+  } catch (e) {
+    throw failure(tool, e);
+  }
+  if (result.status === 'refused') throw new ToolError(renderChangeResult(tool, result));
+  return result;
+}
+
+function textOf(abs: string): string | null {
+  if (!existsSync(abs)) return null;
+  const bytes = readFileSync(abs);
+  return bytes.subarray(0, 8192).includes(0) ? null : bytes.toString('utf8');
+}
+
+export const replaceSymbolTool: Tool<ToolContext> = {
+  name: 'replace_symbol',
+  description: 'Replace a whole declaration (docs included) by its id from get_symbol with body, verbatim.',
+  mutating: true,
+  parameters: {
+    type: 'object',
+    required: ['symbol', 'body'],
+    properties: { symbol: { type: 'string', description: 'rift://symbol/… id' }, body: { type: 'string' } },
+  },
+  async run(args, ctx) {
+    const change = service(ctx, 'replace_symbol');
+    const symbol = stringArg(args, 'symbol', 'replace_symbol');
+    const body = stringArg(args, 'body', 'replace_symbol');
+    const parsed = parseSymbolId(symbol);
+    if (!parsed) throw new ToolError(`replace_symbol: '${symbol}' is not a symbol id; get one (rift://symbol/…) from get_symbol`);
+    const abs = resolvePath(ctx, parsed.path);
+    const detail = [symbol, ...body.split('\n').slice(0, DETAIL_LINES_MAX).map((l) => `+${l}`)];
+    const before = textOf(abs);
+    const result = await applyChange(ctx, 'replace_symbol', [{ absPath: abs, kind: 'edit' }], detail, () => change.replaceSymbol({ symbol, body }));
+    const after = result.status === 'applied' ? textOf(abs) : null;
+    if (before !== null && after !== null) {
+      const diff = previewDiff(before, after, 80);
+      ctx.lastDiff = { path: abs, diff, ...diffCounts(diff) };
+    }
+    return renderChangeResult('replace_symbol', result);
+  },
+};
+
+export const patchTool: Tool<ToolContext> = {
+  name: 'patch',
+  description: 'Apply a unified diff (--- a/path, +++ b/path, @@ hunks) to one or more files, all or nothing.',
+  mutating: true,
+  parameters: { type: 'object', required: ['patch'], properties: { patch: { type: 'string' } } },
+  async run(args, ctx) {
+    const change = service(ctx, 'patch');
+    const patch = stringArg(args, 'patch', 'patch');
+    let parsed;
+    try {
+      parsed = parsePatch(Buffer.from(patch, 'utf8'));
+    } catch (e) {
+      throw failure('patch', e);
+    }
+    // Every path either side of the diff, created files included (undo deletes those).
+    const files = new Map<string, ChangeProposal['files'][number]>();
+    for (const f of parsed) {
+      for (const path of [f.oldPath, f.newPath]) {
+        if (path === null || projectPathViolation(path) !== null) continue;
+        const abs = resolvePath(ctx, path);
+        if (!files.has(abs)) files.set(abs, { absPath: abs, kind: f.oldPath === null ? 'write' : 'edit' });
+      }
+    }
+    const detail = patch.split('\n').slice(0, DETAIL_LINES_MAX);
+    const result = await applyChange(ctx, 'patch', [...files.values()], detail, () => change.patch({ patch }));
+    return renderChangeResult('patch', result);
+  },
+};

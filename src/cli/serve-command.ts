@@ -1,0 +1,53 @@
+import { runServe } from '../serve/run.ts';
+import { parse, UsageError } from './args.ts';
+
+// `rift --serve [--model M] [--host URL] [--continue | --resume FILE] [--approve[=false]]`:
+// the editor protocol over stdio (docs/serve.md).
+
+const OPTIONS = {
+  serve: { type: 'boolean' },
+  model: { type: 'string', short: 'm' },
+  host: { type: 'string' },
+  continue: { type: 'boolean', short: 'c' },
+  resume: { type: 'string' },
+  approve: { type: 'boolean' },
+  'no-approve': { type: 'boolean' },
+  'no-index': { type: 'boolean' },
+  'num-ctx': { type: 'string' },
+  'max-iterations': { type: 'string' },
+  temp: { type: 'string' },
+} as const;
+
+function intFlag(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
+  return n;
+}
+
+export async function runServeCommand(argv: readonly string[], version: string): Promise<number> {
+  // `--approve=false` / `--approve=true` are accepted besides the bare boolean flag.
+  const args = argv.map((a) => (a === '--approve=false' ? '--no-approve' : a === '--approve=true' ? '--approve' : a));
+  const { values } = parse(args, OPTIONS, 0);
+  if (values.continue && values.resume) throw new UsageError('--continue and --resume cannot be combined');
+  if (values.approve && values['no-approve']) throw new UsageError('--approve and --approve=false cannot be combined');
+  const temp = values.temp === undefined ? undefined : Number(values.temp);
+  if (temp !== undefined && !Number.isFinite(temp)) throw new UsageError(`--temp must be a number, got ${values.temp}`);
+  const code = await runServe(
+    {
+      host: values.host,
+      model: values.model,
+      numCtx: intFlag(values['num-ctx'], 'num-ctx'),
+      maxIterations: intFlag(values['max-iterations'], 'max-iterations'),
+      temperature: temp,
+      continue: values.continue,
+      resume: values.resume,
+      approveMode: values.approve ? true : values['no-approve'] ? false : undefined,
+      noIndex: values['no-index'],
+    },
+    version,
+  );
+  // Pooled HTTP connections or a watcher must not keep an editor's child alive after EOF.
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(code);
+}

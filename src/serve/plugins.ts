@@ -1,0 +1,138 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { ToolError, type Tool } from '../agent/tool.ts';
+import type { ToolContext } from '../agent/tools/context.ts';
+
+// Plugins (reference D): `<cwd>/.rift/plugins/<dir>/plugin.json` (project, wins collisions) and
+// `<user config>/plugins/<dir>/plugin.json`. Commands are inert prompt templates, offered like
+// skills; tools run `sh -c <command>` with the arguments as JSON on stdin. A project plugin's
+// tools need a trust decision keyed to the exact manifest text.
+
+export const PLUGIN_TOOL_TIMEOUT_MS = 60_000;
+
+export interface PluginCommand {
+  name: string;
+  description: string;
+  prompt: string;
+}
+
+export interface PluginToolDef {
+  name: string;
+  description: string;
+  command: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface Plugin {
+  name: string;
+  scope: 'project' | 'user';
+  /** Trust key: `plugin:<name>:<exact manifest text>`. */
+  key: string;
+  commands: PluginCommand[];
+  tools: PluginToolDef[];
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export function discoverPlugins(projectDir: string, userDir: string): { plugins: Plugin[]; warnings: string[] } {
+  const warnings: string[] = [];
+  const byName = new Map<string, Plugin>();
+  for (const [dir, scope] of [[projectDir, 'project'], [userDir, 'user']] as const) {
+    if (!existsSync(dir)) continue;
+    let entries: string[];
+    try {
+      entries = readdirSync(dir).sort();
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const path = join(dir, e, 'plugin.json');
+      if (!existsSync(path)) continue;
+      try {
+        const text = readFileSync(path, 'utf8');
+        const m = JSON.parse(text) as Record<string, unknown>;
+        if (!m || typeof m !== 'object' || typeof m.name !== 'string' || m.name === '') throw new Error("the manifest needs a string 'name'");
+        if (byName.has(m.name)) continue;
+        const commands = (Array.isArray(m.commands) ? m.commands : [])
+          .filter((c): c is Record<string, unknown> => !!c && typeof c === 'object' && typeof (c as Record<string, unknown>).name === 'string')
+          .map((c) => ({ name: str(c.name), description: str(c.description) || `(plugin ${m.name as string})`, prompt: str(c.prompt) }));
+        const tools = (Array.isArray(m.tools) ? m.tools : [])
+          .filter((t): t is Record<string, unknown> => !!t && typeof t === 'object' && typeof (t as Record<string, unknown>).name === 'string' && typeof (t as Record<string, unknown>).command === 'string')
+          .map((t) => ({
+            name: str(t.name),
+            description: str(t.description),
+            command: str(t.command),
+            parameters: t.parameters && typeof t.parameters === 'object' ? (t.parameters as Record<string, unknown>) : { type: 'object', properties: {} },
+          }));
+        byName.set(m.name, { name: m.name, scope, key: `plugin:${m.name}:${text}`, commands, tools });
+      } catch (err) {
+        warnings.push(`skipping plugin ${path}: ${(err as Error).message}`);
+      }
+    }
+  }
+  return { plugins: [...byName.values()], warnings };
+}
+
+export class TrustStore {
+  constructor(readonly path: string) {}
+
+  private read(): string[] {
+    try {
+      const v = JSON.parse(readFileSync(this.path, 'utf8')) as unknown;
+      return Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
+    } catch {
+      return [];
+    }
+  }
+
+  has(key: string): boolean {
+    return this.read().includes(key);
+  }
+
+  add(key: string): void {
+    const keys = this.read();
+    if (keys.includes(key)) return;
+    keys.push(key);
+    mkdirSync(dirname(this.path), { recursive: true });
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(keys, null, 2)}\n`);
+    renameSync(tmp, this.path);
+  }
+}
+
+export function pluginTool(def: PluginToolDef, plugin: string): Tool<ToolContext> {
+  return {
+    name: def.name,
+    description: `${def.description} (plugin: ${plugin})`,
+    parameters: def.parameters,
+    mutating: true,
+    run(args, ctx) {
+      return new Promise<string>((resolve, reject) => {
+        const child = spawn('sh', ['-c', def.command], { cwd: ctx.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (b) => (out += b));
+        child.stderr.on('data', (b) => (err += b));
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new ToolError(`plugin tool '${def.name}' timed out after ${PLUGIN_TOOL_TIMEOUT_MS / 1000}s`));
+        }, PLUGIN_TOOL_TIMEOUT_MS);
+        const onAbort = () => child.kill('SIGKILL');
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        child.on('error', (e) => {
+          clearTimeout(timer);
+          reject(new ToolError(`plugin tool '${def.name}' failed to start: ${e.message}`));
+        });
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          ctx.signal.removeEventListener('abort', onAbort);
+          if (code === 0) resolve(out.trimEnd() || '(no output)');
+          else reject(new ToolError(`plugin tool '${def.name}' failed (${code}): ${(err.trim() || out.trim())}`));
+        });
+        child.stdin.on('error', () => {});
+        child.stdin.end(JSON.stringify(args));
+      });
+    },
+  };
+}

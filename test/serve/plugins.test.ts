@@ -1,0 +1,107 @@
+import { describe, it, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
+import { tempDir } from '../support/agent-harness.ts';
+import { ServeClient } from './client.ts';
+
+const MANIFEST = {
+  name: 'demo',
+  description: 'demo helpers',
+  commands: [{ name: 'standup', description: 'summarize recent work', prompt: 'Summarize the log. Focus: {args}' }],
+  tools: [{ name: 'echo_args', description: 'Echo the arguments', command: 'cat', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }],
+};
+
+describe('rift --serve plugins', () => {
+  let server: ScriptedModelServer;
+  let cwd: string;
+  let home: string;
+  const clients: ServeClient[] = [];
+  const open = () => {
+    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
+    clients.push(c);
+    return c;
+  };
+  before(async () => {
+    server = await ScriptedModelServer.start();
+  });
+  beforeEach(() => {
+    (server as unknown as { queue: unknown[] }).queue.length = 0;
+    cwd = tempDir('rift-serve-plugin-');
+    home = tempDir('rift-home-');
+    mkdirSync(join(cwd, '.rift', 'plugins', 'demo'), { recursive: true });
+    writeFileSync(join(cwd, '.rift', 'plugins', 'demo', 'plugin.json'), JSON.stringify(MANIFEST, null, 2));
+  });
+  after(async () => {
+    for (const c of clients) if (c.child.exitCode === null) c.child.kill('SIGKILL');
+    await server.close();
+  });
+
+  it('offers an untrusted project plugin at the first hello; trust registers its tools live and persists', async () => {
+    server.script(ollamaReply({ toolCalls: [{ name: 'echo_args', arguments: { id: '7' } }] }), ollamaReply({ content: 'ok' }), ollamaReply({ content: 'summary' }));
+    const c = open();
+    const ready = await c.event('ready');
+    assert.deepEqual(ready.skills, [{ name: 'standup', description: 'summarize recent work' }]);
+    await c.event('context');
+    c.send({ cmd: 'hello', edit_review: false });
+    const ask = await c.event('ask');
+    assert.deepEqual(ask, {
+      event: 'ask',
+      id: 1,
+      question: "Project plugin 'demo' declares 1 tool(s) — each runs a command from this repo when the model calls it. Trust this manifest on this machine?",
+      detail: ['echo_args: Echo the arguments — `cat`'],
+      choices: ['trust', 'skip'],
+    });
+    c.send({ cmd: 'hello', edit_review: false });
+    c.send({ cmd: 'answer', id: 1, text: ' Trust ' });
+    const info = await c.event('info');
+    assert.equal(info.text, "plugin 'demo' trusted — tools registered: echo_args");
+    assert.equal(c.events.filter((e) => e.event === 'ask').length, 1, 'offered once');
+    const store = JSON.parse(readFileSync(join(home, 'trusted-hooks.json'), 'utf8'));
+    assert.deepEqual(store, [`plugin:demo:${JSON.stringify(MANIFEST, null, 2)}`]);
+    // The model's tool call runs `sh -c cat` with the arguments as JSON on stdin; ask ids keep counting.
+    const from = c.events.length;
+    c.send({ cmd: 'prompt', text: 'look up 7' });
+    const bash = await c.waitFor((e) => e.event === 'tool_result' || e.event === 'ask', { from });
+    assert.deepEqual(bash, { event: 'tool_result', name: 'echo_args', ok: true, preview: '{"id":"7"}' });
+    await c.event('done', from);
+    const turn = await c.turn('/skill:standup since monday');
+    assert.equal(turn.at(-1)!.event, 'done');
+    assert.match(server.chatRequests().at(-1)!.body.messages.at(-1).content, /--- SKILL: standup ---\nSummarize the log. Focus: since monday\n--- END SKILL ---\n\nTask: since monday$/);
+    assert.equal(await c.close(), 0);
+    assert.match(c.stderr, /plugin 'demo': tools not registered \(manifest not trusted yet\)/);
+
+    const again = open();
+    await again.event('context');
+    again.send({ cmd: 'hello', edit_review: true });
+    await again.event('capabilities');
+    again.send({ cmd: 'list_sessions' });
+    await again.event('sessions');
+    assert.ok(!again.events.some((e) => e.event === 'ask'), 'trusted manifests are not asked again');
+    assert.equal(await again.close(), 0);
+  });
+
+  it('with auto-approve on, the trust ask becomes an info line; skipping leaves the tools unregistered', async () => {
+    const c = open();
+    await c.event('context');
+    c.send({ cmd: 'hello', edit_review: true, approve: false });
+    const info = await c.event('info');
+    assert.match(info.text, /^project plugin 'demo' left untrusted — its 1 tool\(s\) stay unregistered while auto-approve is on/);
+    assert.equal(await c.close(), 0);
+
+    server.script(ollamaReply({ content: 'hi' }));
+    const d = open();
+    await d.event('context');
+    d.send({ cmd: 'prompt', text: 'hello' });
+    const ask = await d.event('ask');
+    assert.deepEqual(ask.choices, ['trust', 'skip']);
+    d.send({ cmd: 'answer', id: ask.id, text: 'skip' });
+    await d.event('done');
+    const tools = server.chatRequests().at(-1)!.body.tools.map((t: { function: { name: string } }) => t.function.name);
+    assert.ok(!tools.includes('echo_args'));
+    assert.ok(tools.includes('skill'));
+    assert.equal(await d.close(), 0);
+    rmSync(cwd, { recursive: true, force: true });
+  });
+});
