@@ -1,22 +1,14 @@
 import { LINE_DIFF_BUDGET } from '../core/limits.ts';
+import { splitLinesKeepEnds } from '../core/lines.ts';
 
 // lines_added / lines_removed of one file (spec "Change results"): the size of a shortest
 // line edit script, so a changed line counts once in each. Lines compare with their endings,
 // so an ending change is a change. Common prefix and suffix are trimmed first; the middle runs
 // Myers' O(ND) search under a budget, past which the whole middle counts as changed.
 
+/** Lines with their endings, one byte per char (latin1), so comparing them compares bytes. */
 function splitLines(bytes: Uint8Array): string[] {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-  const out: string[] = [];
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      out.push(text.slice(start, i + 1));
-      start = i + 1;
-    }
-  }
-  if (start < text.length) out.push(text.slice(start));
-  return out;
+  return splitLinesKeepEnds(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'));
 }
 
 export function lineStats(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {

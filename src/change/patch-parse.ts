@@ -2,6 +2,7 @@ import { invalidField, limitExceeded } from '../core/errors.ts';
 import { PATCH_FILES_MAX, PATCH_HUNKS_MAX } from '../core/limits.ts';
 import { projectPathViolation } from '../core/path.ts';
 import { unsupported } from './refusal.ts';
+import { splitLinesKeepEnds } from '../core/lines.ts';
 
 // Parsing a unified diff the way `git apply --recount` reads one (reference F.12 rules
 // 128–135). Text is handled as latin1 so each byte is one code unit: matching and output
@@ -41,19 +42,6 @@ export interface FilePatch {
 
 const HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 const UNIFIED_FORM = 'send a unified diff: `--- a/<path>` and `+++ b/<path>` file headers followed by `@@ -l,n +l,n @@` hunks';
-
-function splitKeepEnds(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      out.push(text.slice(start, i + 1));
-      start = i + 1;
-    }
-  }
-  if (start < text.length) out.push(text.slice(start));
-  return out;
-}
 
 function stripEol(line: string): { text: string; eol: string } {
   if (line.endsWith('\r\n')) return { text: line.slice(0, -2), eol: '\r\n' };
@@ -118,7 +106,7 @@ export function parsePatch(body: Buffer): FilePatch[] {
   if (/^\*\*\* Begin Patch/m.test(text)) {
     throw invalidField('patch', `an \`*** Begin Patch\` envelope is not a unified diff; ${UNIFIED_FORM}`);
   }
-  const lines = splitKeepEnds(text);
+  const lines = splitLinesKeepEnds(text);
   // Trailing blank lines after the last hunk are transport padding, not empty context.
   while (lines.length > 0 && /^\r?\n$/.test(lines[lines.length - 1])) lines.pop();
   const files: FilePatch[] = [];

@@ -18,3 +18,11 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: r
 }
 
 export const WORKSPACE = { workspace: { type: 'string', short: 'w' } } as const;
+
+/** A positive whole-number flag value, or undefined when the flag is absent. */
+export function intFlag(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
+  return n;
+}

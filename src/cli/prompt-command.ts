@@ -12,7 +12,7 @@ import type { AgentEvent } from '../agent/types.ts';
 import { persistAllowRule } from '../agent/user-config.ts';
 import { log } from '../core/log.ts';
 import { Engine } from '../services/engine.ts';
-import { parse, UsageError } from './args.ts';
+import { intFlag, parse, UsageError } from './args.ts';
 
 // `rift -p "<prompt>"`: one autonomous turn (reference B.15). Progress goes to stderr, the
 // answer to stdout; `--json` prints the event stream as JSON lines instead.
@@ -31,12 +31,6 @@ const OPTIONS = {
   temp: { type: 'string' },
 } as const;
 
-function intFlag(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
-  return n;
-}
 
 export async function runPrompt(argv: readonly string[]): Promise<number> {
   const { values } = parse(argv, OPTIONS, 0);

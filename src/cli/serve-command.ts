@@ -1,5 +1,5 @@
 import { runServe } from '../serve/run.ts';
-import { parse, UsageError } from './args.ts';
+import { intFlag, parse, UsageError } from './args.ts';
 
 // `rift --serve [--model M] [--host URL] [--continue | --resume FILE] [--approve[=false]]`:
 // the editor protocol over stdio (docs/serve.md).
@@ -18,12 +18,6 @@ const OPTIONS = {
   temp: { type: 'string' },
 } as const;
 
-function intFlag(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
-  return n;
-}
 
 export async function runServeCommand(argv: readonly string[], version: string): Promise<number> {
   // `--approve=false` / `--approve=true` are accepted besides the bare boolean flag.
