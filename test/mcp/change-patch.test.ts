@@ -2,8 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
-import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { serveWorkspace } from '../helpers/mcp.ts';
 
 // `patch` over stdio (reference F.12 rules 128–141), asserting exact bytes on disk.
 
@@ -23,18 +22,9 @@ const FILES = {
 };
 
 describe('change tools: patch', () => {
-  let root: string;
-  let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root);
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
-  const read = (p: string) => readFileSync(join(root, p), 'utf8');
-  const patch = async (text: string) => (await rift.call('patch', { patch: text })) as Result;
+  const ws = serveWorkspace({ before, after }, FILES);
+  const read = (p: string) => readFileSync(join(ws.root, p), 'utf8');
+  const patch = async (text: string) => (await ws.rift.call('patch', { patch: text })) as Result;
 
   test('a drifted, miscounted header still applies by context', async () => {
     const r = await patch('--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,9 +1,2 @@\n five\n-six\n+SIX\n seven\n');
@@ -85,7 +75,7 @@ describe('change tools: patch', () => {
     assert.deepEqual(again.preconditions![0], { kind: 'target_exists', status: 'failed', addresses: [], paths: ['new/deep/file.txt'], expected: { kind: 'boolean', value: false }, observed: { kind: 'boolean', value: true } });
     const ctx = await patch('--- /dev/null\n+++ b/new/ctx.txt\n@@ -0,0 +1,2 @@\n context\n+x\n');
     assert.equal(ctx.status, 'refused');
-    assert.equal(existsSync(join(root, 'new/ctx.txt')), false);
+    assert.equal(existsSync(join(ws.root, 'new/ctx.txt')), false);
   });
 
   test('+++ /dev/null deletes only when the hunks consume the whole file', async () => {
@@ -97,7 +87,7 @@ describe('change tools: patch', () => {
     const full = await patch('--- a/gone.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n');
     assert.equal(full.status, 'applied');
     assert.deepEqual(full.summary!.files, [{ path: 'gone.txt', change: 'deleted', size_bytes: 0, line_count: 0, lines_added: 0, lines_removed: 2 }]);
-    assert.equal(existsSync(join(root, 'gone.txt')), false);
+    assert.equal(existsSync(join(ws.root, 'gone.txt')), false);
   });
 
   test('a hunk found nowhere names the ordinal, the line searched from, and both sides with endings', async () => {
@@ -145,40 +135,40 @@ describe('change tools: patch', () => {
   });
 
   test('bodies that are not unified diffs fail invalid_request naming the form', async () => {
-    const envelope = await rift.fail('patch', { patch: '*** Begin Patch\n*** Update File: src/a.txt\n@@\n-one\n+uno\n*** End Patch\n' });
+    const envelope = await ws.rift.fail('patch', { patch: '*** Begin Patch\n*** Update File: src/a.txt\n@@\n-one\n+uno\n*** End Patch\n' });
     assert.equal(envelope.data.code, 'invalid_request');
     assert.match(envelope.data.message as string, /field patch, violation an `\*\*\* Begin Patch` envelope is not a unified diff; send a unified diff: `--- a\/<path>` and `\+\+\+ b\/<path>`/);
-    const none = await rift.fail('patch', { patch: 'just some text\n' });
+    const none = await ws.rift.fail('patch', { patch: 'just some text\n' });
     assert.match(none.data.message as string, /field patch, violation carries no `---` file header/);
-    const backslash = await rift.fail('patch', { patch: '--- a/src\\a.txt\n+++ b/src\\a.txt\n@@ -1 +1 @@\n-one\n+uno\n' });
+    const backslash = await ws.rift.fail('patch', { patch: '--- a/src\\a.txt\n+++ b/src\\a.txt\n@@ -1 +1 @@\n-one\n+uno\n' });
     assert.match(backslash.data.message as string, /path uses backslash separators; project paths are forward-slash relative/);
-    const dotted = await rift.fail('patch', { patch: '--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n' });
+    const dotted = await ws.rift.fail('patch', { patch: '--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n' });
     assert.match(dotted.data.message as string, /file 1: path "..\/x" dot_segment/);
-    const header = await rift.fail('patch', { patch: '--- a/src/a.txt\n+++ b/src/a.txt\n@@ -x +y @@\n-a\n+b\n' });
+    const header = await ws.rift.fail('patch', { patch: '--- a/src/a.txt\n+++ b/src/a.txt\n@@ -x +y @@\n-a\n+b\n' });
     assert.match(header.data.message as string, /file 1 hunk 1: malformed `@@` header/);
-    const empty = await rift.fail('patch', { patch: '' });
+    const empty = await ws.rift.fail('patch', { patch: '' });
     assert.match(empty.data.message as string, /field patch, violation empty/);
   });
 
   test('the 64-file bound and the 4 MiB bound are limit_exceeded', async () => {
     let body = '';
     for (let i = 0; i < 65; i++) body += `--- /dev/null\n+++ b/many/f${i}.txt\n@@ -0,0 +1 @@\n+x\n`;
-    const e = await rift.fail('patch', { patch: body });
+    const e = await ws.rift.fail('patch', { patch: body });
     assert.equal(e.data.code, 'limit_exceeded');
     assert.deepEqual(e.data.limit, { field: 'patch.files', limit: 64, required: 65 });
-    const big = join(root, '..', `big-${process.pid}.diff`);
+    const big = join(ws.root, '..', `big-${process.pid}.diff`);
     writeFileSync(big, Buffer.alloc(4 * 1024 * 1024 + 1, 0x20));
-    const b = await rift.fail('patch', { patch: { file: big } });
+    const b = await ws.rift.fail('patch', { patch: { file: big } });
     assert.deepEqual(b.data.limit, { field: 'patch', limit: 4194304, required: 4194305 });
   });
 
   test('a patch from a file applies; the next read sees a created source file', async () => {
-    mkdirSync(join(root, 'py'), { recursive: true });
-    const file = join(root, '..', `p-${process.pid}.diff`);
+    mkdirSync(join(ws.root, 'py'), { recursive: true });
+    const file = join(ws.root, '..', `p-${process.pid}.diff`);
     writeFileSync(file, '--- /dev/null\n+++ b/py/made.py\n@@ -0,0 +1,2 @@\n+def made_by_patch():\n+    return 1\n');
-    const r = await rift.call('patch', { patch: { file } }) as Result;
+    const r = await ws.rift.call('patch', { patch: { file } }) as Result;
     assert.equal(r.status, 'applied');
-    const hit = (await rift.call('get_symbol', { name: 'made_by_patch' })) as { hits: Array<{ path: string }> };
+    const hit = (await ws.rift.call('get_symbol', { name: 'made_by_patch' })) as { hits: Array<{ path: string }> };
     assert.deepEqual(hit.hits.map((h) => h.path), ['py/made.py']);
   });
 });

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { serveWorkspace, startRift } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // Declaration edits over stdio (reference F.10, F.11, F.13 rule 148 without an engine), in
@@ -33,18 +33,9 @@ const FILES = {
 };
 
 describe('change tools: declarations', () => {
-  let root: string;
-  let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root);
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
-  const read = (p: string) => readFileSync(join(root, p), 'utf8');
-  const call = async (tool: string, args: Record<string, unknown>) => (await rift.call(tool, args)) as Result;
+  const ws = serveWorkspace({ before, after }, FILES);
+  const read = (p: string) => readFileSync(join(ws.root, p), 'utf8');
+  const call = async (tool: string, args: Record<string, unknown>) => (await ws.rift.call(tool, args)) as Result;
 
   test('replace_symbol swaps the whole span (doc and attribute included) verbatim; the next read sees it', async () => {
     const r = await call('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'beacon'), body: 'pub fn beacon() -> u8 {\n    7\n}' });
@@ -54,7 +45,7 @@ describe('change tools: declarations', () => {
       { path: 'src/lib.rs', change: 'modified', size_bytes: Buffer.byteLength(read('src/lib.rs')), line_count: 11, lines_added: 3, lines_removed: 3, digest: r.summary!.files[0].digest },
     ]);
     assert.equal(read('src/lib.rs'), 'pub fn beacon() -> u8 {\n    7\n}\n\npub struct Beacon;\n\nimpl Beacon {\n    pub fn signal(&self) {}\n\n    pub fn quiet(&self) {}\n}\n');
-    const hit = (await rift.call('get_symbol', { name: 'beacon' })) as { hits: Array<{ source: { text: string } }> };
+    const hit = (await ws.rift.call('get_symbol', { name: 'beacon' })) as { hits: Array<{ source: { text: string } }> };
     assert.equal(hit.hits[0].source.text, 'pub fn beacon() -> u8 {\n    7\n}');
   });
 
@@ -104,12 +95,12 @@ describe('change tools: declarations', () => {
       kind: 'target_exists', status: 'failed', addresses: [], paths: ['gen/deep/new.ts'],
       expected: { kind: 'boolean', value: true }, observed: { kind: 'boolean', value: false },
     });
-    assert.equal(existsSync(join(root, 'gen')), false);
+    assert.equal(existsSync(join(ws.root, 'gen')), false);
     const created = await call('insert_symbol', { file: 'gen/deep/new.ts', position: 'after', body: 'export const x = 1;\n', create_missing: true });
     assert.equal(created.status, 'applied');
     assert.equal(created.summary!.files[0].change, 'created');
     assert.equal(read('gen/deep/new.ts'), 'export const x = 1;\n');
-    const hit = (await rift.call('get_symbol', { name: 'x', include: [] })) as { hits: Array<{ path: string }> };
+    const hit = (await ws.rift.call('get_symbol', { name: 'x', include: [] })) as { hits: Array<{ path: string }> };
     assert.ok(hit.hits.some((h) => h.path === 'gen/deep/new.ts'), 'a later read sees the created file');
   });
 
@@ -158,7 +149,7 @@ describe('change tools: declarations', () => {
       ['replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'beacon'), body: 'x', extra: 1 }, 'field extra, violation unknown_field'],
     ];
     for (const [tool, args, text] of cases) {
-      const e = await rift.fail(tool, args);
+      const e = await ws.rift.fail(tool, args);
       assert.equal(e.data.code, 'invalid_request', tool);
       assert.equal(e.data.phase, 'change');
       assert.ok((e.data.message as string).includes(text), `${e.data.message as string} ∌ ${text}`);
@@ -166,24 +157,24 @@ describe('change tools: declarations', () => {
   });
 
   test('region and projection are not served yet', async () => {
-    const e = await rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'beacon'), body: 'x', region: 'body' });
+    const e = await ws.rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'beacon'), body: 'x', region: 'body' });
     assert.equal(e.data.code, 'capability_unavailable');
     assert.match(e.data.message as string, /capability region-scoped replacement/);
-    const p = await rift.fail('patch', { patch: '--- a/x\n+++ b/x\n', projection: 'rift://projection/prj_aaaaaaaaaaaaaaaaaaaaaaaaaa' });
+    const p = await ws.rift.fail('patch', { patch: '--- a/x\n+++ b/x\n', projection: 'rift://projection/prj_aaaaaaaaaaaaaaaaaaaaaaaaaa' });
     assert.equal(p.data.code, 'capability_unavailable');
   });
 
   test('body from a file, and the 1 MiB bound on resolved bytes', async () => {
-    const bodyFile = join(root, '..', `body-${process.pid}.txt`);
+    const bodyFile = join(ws.root, '..', `body-${process.pid}.txt`);
     writeFileSync(bodyFile, 'pub struct Beacon(u8);');
     const r = await call('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'Beacon'), body: { file: bodyFile } });
     assert.equal(r.status, 'applied');
     assert.ok(read('src/lib.rs').includes('pub struct Beacon(u8);\n'));
     writeFileSync(bodyFile, Buffer.alloc(1024 * 1024 + 1, 0x61));
-    const e = await rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'Beacon'), body: { file: bodyFile } });
+    const e = await ws.rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'Beacon'), body: { file: bodyFile } });
     assert.equal(e.data.code, 'limit_exceeded');
     assert.deepEqual(e.data.limit, { field: 'body', limit: 1048576, required: 1048577 });
-    const inline = await rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'Beacon'), body: 'é'.repeat(524289) });
+    const inline = await ws.rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'Beacon'), body: 'é'.repeat(524289) });
     assert.deepEqual(inline.data.limit, { field: 'body', limit: 1048576, required: 1048578 });
   });
 });
