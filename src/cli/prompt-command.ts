@@ -6,7 +6,7 @@ import { DETACHED_GATE, type Gate } from '../agent/gate.ts';
 import { PermissionRules } from '../agent/permissions.ts';
 import { systemPrompt } from '../agent/prompt.ts';
 import { buildRoute, preflight } from '../agent/routing.ts';
-import { Session } from '../agent/session.ts';
+import { openSession } from '../agent/setup.ts';
 import { appendTrace, traceRecord } from '../agent/trace.ts';
 import type { AgentEvent } from '../agent/types.ts';
 import { persistAllowRule } from '../agent/user-config.ts';
@@ -61,23 +61,9 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
   }
   if (pf.note) err(`${pf.note}\n`);
 
-  const dir = Session.dir();
-  let sessionPath: string;
-  let messages = undefined;
-  if (values.resume || values.continue) {
-    const found = values.resume ?? Session.newest(dir);
-    if (!found) {
-      err('no saved session to continue — starting fresh\n');
-      sessionPath = Session.reserve(dir);
-    } else {
-      const loaded = Session.load(found);
-      if (loaded.note) err(`${loaded.note}\n`);
-      messages = loaded.messages.length > 0 ? loaded.messages : undefined;
-      sessionPath = loaded.note?.includes('corrupt') ? Session.reserve(dir) : found;
-    }
-  } else {
-    sessionPath = Session.reserve(dir);
-  }
+  const opened = openSession({ resume: values.resume, continue: values.continue });
+  for (const note of opened.notes) err(`${note}\n`);
+  const { path: sessionPath, messages } = opened;
 
   // Headless approval is off unless --approve asks for it; then a terminal on stdin answers.
   const approve = values.approve === true;

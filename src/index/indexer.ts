@@ -59,6 +59,11 @@ export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
   };
 }
 
+/** The syntax language of a language entry, when a built-in provider parses it. */
+function syntaxLanguageOf(entry: { id: string } | null): LanguageId | null {
+  return entry && SYNTAX_LANGUAGES.has(entry.id) ? (entry.id as LanguageId) : null;
+}
+
 /** How the current configuration treats one visible path. */
 export class Selection {
   private readonly text: { include: GlobSet; exclude: GlobSet };
@@ -68,13 +73,12 @@ export class Selection {
 
   /** The syntax language that claims the path, when an enabled entry with a provider selects it. */
   syntaxLanguage(path: string): LanguageId | null {
-    const entry = languageFor(this.config, path);
-    return entry && SYNTAX_LANGUAGES.has(entry.id) ? (entry.id as LanguageId) : null;
+    return syntaxLanguageOf(languageFor(this.config, path));
   }
 
   item(path: string): ParseItem {
     const entry = languageFor(this.config, path);
-    const language = entry && SYNTAX_LANGUAGES.has(entry.id) ? (entry.id as LanguageId) : null;
+    const language = syntaxLanguageOf(entry);
     const textSelected = this.text.include.matches(path) && !this.text.exclude.matches(path);
     return { path, language, keepContent: textSelected || entry !== null };
   }

@@ -1,4 +1,4 @@
-import type { Store, SymbolRow } from './store.ts';
+import { SYMBOL_COLUMNS, type Store, type SymbolRow } from './store.ts';
 import { anyOf, phrase, type QueryWord } from './text.ts';
 
 // The lanes of one search over one store. Each lane returns its own ranked list; the
@@ -52,8 +52,6 @@ export interface Lanes {
   content: FileHitRow[];
 }
 
-const SYMBOL_COLUMNS = `s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
-  s.span_start, s.span_end, s.item_start, s.item_end, s.line`;
 
 type Filter = (path: string) => boolean;
 

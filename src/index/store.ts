@@ -12,6 +12,10 @@ import type { TextInput } from './parse-job.ts';
 
 const SCHEMA_VERSION = '4';
 
+/** The columns of a SymbolRow (`symbols s JOIN files f`), for every query that returns one. */
+export const SYMBOL_COLUMNS = `s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
+  s.span_start, s.span_end, s.item_start, s.item_end, s.line`;
+
 export interface StoredFile {
   id: number;
   path: string;
@@ -219,8 +223,7 @@ export class Store {
                 (SELECT count(*) FROM symbols) AS symbols`,
       ),
       symbolsOfFile: db.prepare(
-        `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
-                s.span_start, s.span_end, s.item_start, s.item_end, s.line
+        `SELECT ${SYMBOL_COLUMNS}
          FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ? ORDER BY s.span_start, s.id`,
       ),
     };
@@ -254,8 +257,7 @@ export class Store {
   symbol(id: number): SymbolRow | null {
     return (this.cached(
       'symbolById',
-      `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
-              s.span_start, s.span_end, s.item_start, s.item_end, s.line
+      `SELECT ${SYMBOL_COLUMNS}
        FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id = ?`,
     ).get(id) as SymbolRow | undefined) ?? null;
   }
@@ -432,8 +434,7 @@ export class Store {
     if (q.offset + q.limit <= exact.n) {
       const rows = this.cached(
         'exactPage',
-        `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
-                s.span_start, s.span_end, s.item_start, s.item_end, s.line,
+        `SELECT ${SYMBOL_COLUMNS},
                 CASE WHEN s.qname = @query THEN 0 WHEN s.name = @query THEN 1 ELSE 2 END AS rank
          FROM symbols s JOIN files f ON f.id = s.file_id
          WHERE s.name_lower = @lower OR s.qname_lower = @lower
@@ -447,8 +448,7 @@ export class Store {
     // One pass: candidates, rank, order and the total (a window count) together.
     const rows = this.cached(
       `page:${key}`,
-      `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
-              s.span_start, s.span_end, s.item_start, s.item_end, s.line,
+      `SELECT ${SYMBOL_COLUMNS},
               CASE WHEN s.qname = @query THEN 0
                    WHEN s.name = @query THEN 1
                    WHEN s.qname_lower = @lower OR s.name_lower = @lower THEN 2

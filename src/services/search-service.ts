@@ -249,35 +249,39 @@ function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string
     };
   } else {
     const file = u.file!;
-    const bytes = u.store.content(file.fileId);
-    const at = u.literal ?? (bytes ? bestLine(bytes, file, words) : file);
+    // Only the best chunk is read, not the whole file.
+    const chunk = u.literal ? null : u.store.contentRange(file.fileId, file.start, file.end);
+    const at = u.literal ?? (chunk ? bestLine(chunk, file, words) : file);
     const target: Hit['hit'] = { target: 'file', size: file.size };
     if (file.language) target.languages = [file.language];
     hit = { hit: target, matched_by, range: { start: at.start, end: at.end }, line: at.line, path: file.path };
   }
   if (include.has('source')) {
-    const bytes = u.store.content(u.symbol ? u.store.file(u.symbol.path)!.id : u.file!.fileId);
-    hit.source = bytes ? utf8.decode(bytes.subarray(hit.range.start, hit.range.end)) : '';
+    const fileId = u.symbol ? u.store.file(u.symbol.path)?.id : u.file!.fileId;
+    const bytes = fileId === undefined ? null : u.store.contentRange(fileId, hit.range.start, hit.range.end);
+    hit.source = bytes ? utf8.decode(bytes) : '';
   }
   if (include.has('score')) hit.score = u.score;
   return hit;
 }
 
-/** Within a file's best chunk, the first line carrying the most query words (ending excluded). */
+/**
+ * Within a file's best chunk (`bytes` holds exactly `chunk.start..chunk.end`), the first line
+ * carrying the most query words, its ending excluded; offsets are the file's.
+ */
 function bestLine(bytes: Uint8Array, chunk: FileHitRow, words: readonly QueryWord[]): { start: number; end: number; line: number } {
   let best = { start: chunk.start, end: chunk.start, line: chunk.line, count: -1 };
-  let start = chunk.start;
+  let start = 0;
   let line = chunk.line;
-  while (start < chunk.end) {
+  while (start < bytes.length) {
     let end = bytes.indexOf(0x0a, start);
-    if (end < 0 || end > chunk.end) end = chunk.end;
-    const next = end + 1;
+    if (end < 0) end = bytes.length;
     let textEnd = end;
     if (textEnd > start && bytes[textEnd - 1] === 0x0d) textEnd--;
     const tokens = new Set(wordTokens(utf8.decode(bytes.subarray(start, textEnd))));
     const count = words.filter((w) => w.tokens.every((t) => tokens.has(t))).length;
-    if (count > best.count) best = { start, end: textEnd, line, count };
-    start = next;
+    if (count > best.count) best = { start: chunk.start + start, end: chunk.start + textEnd, line, count };
+    start = end + 1;
     line++;
   }
   return best;

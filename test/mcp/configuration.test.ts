@@ -54,3 +54,24 @@ test('a configuration change re-selects files: disabling a language drops its de
     removeWorkspace(root);
   }
 });
+
+test('revision reads: [providers.history] enabled = false names the provider; a repository without history reads names the capability', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n', '.git/HEAD': 'ref: refs/heads/main\n', 'rift.toml': '[providers.history]\nenabled = false\n' });
+  const rift = await startRift(root);
+  try {
+    const off = await rift.fail('get_symbol', { name: 'alpha', rev: 'main' });
+    assert.equal(off.data.code, 'capability_unavailable');
+    assert.equal(
+      off.data.message,
+      'no configured provider serves this request: capability revision reads (providers.history disabled); adjust the request to a served capability, or configure a provider that serves it',
+    );
+    writeFileSync(join(root, 'rift.toml'), '');
+    const on = await rift.fail('nodes', { path: 'a.py', position: 0, rev: 'main' });
+    assert.equal(on.data.code, 'capability_unavailable');
+    assert.match(on.data.message as string, /capability revision reads;/);
+    assert.equal(on.data.retry, 'operator_action');
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
