@@ -3,6 +3,7 @@ import {
   calibrate, estimate, pruneOldOutputs, summarizeHistory, toolsOverhead, unscaledEstimate, usableBudget,
 } from './compaction.ts';
 import type { Gate } from './gate.ts';
+import type { PostEditHooks } from './hooks.ts';
 import { ProviderError } from './http.ts';
 import { recoverTextualToolCalls, stripTemplateTokens } from './recovery.ts';
 import type { AgentConfig } from './config.ts';
@@ -70,6 +71,8 @@ export interface AgentOptions {
   /** Headless: nudge and greedy retry on, ask_user answered by best judgment. */
   alwaysTask?: boolean;
   bashWrapper?: string;
+  /** Post-edit hooks (B.13): a live list the front end may extend mid-session; sub-agents share it. */
+  hooks?: PostEditHooks;
   /** Autosave target; null disables saving (benchmarks). */
   sessionPath?: string | null;
   messages?: Message[];
@@ -148,7 +151,8 @@ export class Agent {
    */
   async runTurn(input: string, emit: EventSink, signal: AbortSignal = new AbortController().signal): Promise<TurnResult> {
     this.busy = true;
-    this.tasks.setSink(emit);
+    // A shared registry (a sub-agent's) keeps reporting to its owner, not to this turn.
+    if (!this.opts.tasks) this.tasks.setSink(emit);
     try {
       const result = await new Turn(this, input, emit, signal).run();
       this.interrupted = result.outcome === 'cancelled';
@@ -491,6 +495,7 @@ class Turn {
       code: a.opts.code ?? {},
       canAskUser: !a.opts.alwaysTask && a.opts.gate.interactive,
       bashWrapper: a.opts.bashWrapper,
+      hooks: a.opts.hooks,
     };
     try {
       const text = await raceAbort(tool.run(args, ctx), this.signal);

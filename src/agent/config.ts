@@ -36,6 +36,10 @@ export interface AgentConfig {
   maxIterations: number;
   providers: Record<string, ProviderConfig>;
   permissions: PermissionConfig;
+  /** Model roles for the agent tool (`{"smart": "<address>"}`): the project extends the user's. */
+  models: Record<string, string>;
+  /** `hooks.post_edit` per file: the user's always run, the project's only once trusted (B.13). */
+  postEditHooks: { user: string[]; project: string[] };
 }
 
 export interface AgentFlags {
@@ -84,6 +88,17 @@ function permissionsOf(raw: Raw | null): Raw {
 /** Legacy `bash_allow` / `bash_deny` entries are bare command patterns; fold them into Bash(...) rules. */
 function bashRules(list: unknown): string[] {
   return strings(list).map((p) => (/^\w+\(.*\)$/.test(p) ? p : `Bash(${p})`));
+}
+
+function postEditOf(raw: Raw | null): string[] {
+  const h = raw?.hooks;
+  return h && typeof h === 'object' ? strings((h as Raw).post_edit).filter((c) => c.trim() !== '') : [];
+}
+
+function rolesOf(raw: Raw | null): Record<string, string> {
+  const m = raw?.models;
+  if (!m || typeof m !== 'object' || Array.isArray(m)) return {};
+  return Object.fromEntries(Object.entries(m as Raw).filter((e): e is [string, string] => str(e[1]) !== undefined));
 }
 
 function providersOf(raw: Raw | null): Record<string, ProviderConfig> {
@@ -152,6 +167,7 @@ export function mergeConfig(user: Raw | null, project: Raw | null, flags: AgentF
     temperature: flags.temperature ?? pick((r) => num(r?.temperature)) ?? DEFAULT_TEMPERATURE,
     maxIterations: flags.maxIterations ?? pick((r) => num(r?.max_iterations)) ?? DEFAULT_MAX_ITERATIONS,
     providers,
+    models: { ...rolesOf(user), ...rolesOf(project) },
     permissions: {
       approve,
       allow: [...strings(up.allow), ...bashRules(up.bash_allow)],
@@ -159,6 +175,7 @@ export function mergeConfig(user: Raw | null, project: Raw | null, flags: AgentF
       deny: [...strings(up.deny), ...bashRules(up.bash_deny), ...strings(pp.deny), ...bashRules(pp.bash_deny)],
       bash_wrapper: str(up.bash_wrapper),
     },
+    postEditHooks: { user: postEditOf(user), project: postEditOf(project) },
   };
 }
 

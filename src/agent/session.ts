@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseSymbolId } from '../core/ids.ts';
 import { userDirs } from './config.ts';
 import type { Message } from './types.ts';
 
@@ -32,6 +33,72 @@ export interface LoadResult {
   messages: Message[];
   /** A note for stderr when the session started fresh. */
   note?: string;
+}
+
+const BRIEF_FILES_MAX = 20;
+const READ_TOOLS = new Set(['read']);
+const WRITE_TOOLS = new Set(['write', 'edit']);
+const LOOKUP_TOOLS = new Set(['grep', 'glob', 'ls', 'search', 'get_symbol']);
+
+/** Paths a patch touches: its `+++ b/…` headers (the `--- a/…` one for a deletion). */
+function patchPaths(patch: string): string[] {
+  const out: string[] = [];
+  let minus = '';
+  for (const line of patch.split('\n')) {
+    if (line.startsWith('--- ')) minus = line.slice(4).trim().replace(/^a\//, '');
+    else if (line.startsWith('+++ ')) {
+      const plus = line.slice(4).trim();
+      out.push(plus === '/dev/null' ? minus : plus.replace(/^b\//, ''));
+    }
+  }
+  return out.filter((p) => p !== '' && p !== '/dev/null');
+}
+
+function fileList(label: string, files: Set<string>): string {
+  const shown = [...files].slice(0, BRIEF_FILES_MAX);
+  const more = files.size > shown.length ? ` (+${files.size - shown.length} more)` : '';
+  return `${label}: ${shown.join(', ')}${more}`;
+}
+
+/**
+ * The hidden brief appended on resume (reference B.13): what the earlier turns already read,
+ * changed and ran, so the model continues instead of re-exploring. Null when the history holds
+ * no tool use.
+ */
+export function resumeBrief(messages: readonly Message[]): string | null {
+  const read = new Set<string>();
+  const written = new Set<string>();
+  let lookups = 0;
+  let commands = 0;
+  let calls = 0;
+  for (const m of messages) {
+    for (const c of m.role === 'assistant' ? (m.tool_calls ?? []) : []) {
+      calls++;
+      const name = c.function.name;
+      const args = c.function.arguments ?? {};
+      const path = typeof args.path === 'string' ? args.path : '';
+      if (READ_TOOLS.has(name) && path) read.add(path);
+      else if (WRITE_TOOLS.has(name) && path) written.add(path);
+      else if (name === 'patch' && typeof args.patch === 'string') for (const p of patchPaths(args.patch)) written.add(p);
+      else if (name === 'replace_symbol' && typeof args.symbol === 'string') {
+        const at = parseSymbolId(args.symbol);
+        if (at) written.add(at.path);
+      }
+      if (LOOKUP_TOOLS.has(name)) lookups++;
+      else if (name === 'bash') commands++;
+    }
+  }
+  if (calls === 0) return null;
+  const lines = [
+    `${RESUME_BRIEF} the conversation above is your own earlier work in this directory. Continue from it: do NOT re-explore files you already read unless the next request needs something new or a file may have changed since.`,
+  ];
+  if (read.size > 0) lines.push(fileList('Files you read', read));
+  if (written.size > 0) lines.push(fileList('Files you wrote or edited', written));
+  lines.push(`Earlier lookups: ${lookups}; shell commands: ${commands}.`);
+  if (messages.some((m) => m.role === 'tool' && m.content.includes('[... elided '))) {
+    lines.push('Some earlier tool outputs were elided to save context; re-run a tool only if you need that output again.');
+  }
+  return lines.join('\n');
 }
 
 function realUserTexts(messages: readonly Message[]): string[] {

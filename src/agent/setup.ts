@@ -1,4 +1,4 @@
-import { Session } from './session.ts';
+import { resumeBrief, Session } from './session.ts';
 import type { Message } from './types.ts';
 
 // Session selection shared by the front ends (`-p`, `--serve`): `--resume FILE`, `--continue`
@@ -22,6 +22,9 @@ export function openSession(opts: { resume?: string; continue?: boolean }, dir: 
   const loaded = Session.load(found);
   if (loaded.note) notes.push(loaded.note);
   const messages = loaded.messages.length > 0 ? loaded.messages : undefined;
+  // A hidden brief (a `[system]` user message: never shown as history, stripped on the next load).
+  const brief = messages ? resumeBrief(messages) : null;
+  if (messages && brief) messages.push({ role: 'user', content: brief });
   const path = loaded.note?.includes('corrupt') ? Session.reserve(dir) : found;
   return { path, messages, notes };
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { ToolError } from './tool.ts';
 import type { EventSink } from './types.ts';
 
 // Background bash tasks (reference A.17): at most 8 at once, output capped at 256 KB with the
@@ -141,4 +142,64 @@ export function killGroup(child: ChildProcess): void {
       // already gone
     }
   }
+}
+
+export interface CommandRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  /** Set when the process could not start. */
+  startError?: string;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr interleaved as they arrived. */
+  output: string;
+}
+
+/**
+ * Runs argv with stdin closed in its own process group, so a timeout or cancel kills the whole
+ * tree. Output past `keepBytes` is dropped. Cancel rejects with `cancelled by user`.
+ */
+export function runCommand(argv: readonly string[], opts: { cwd: string; signal: AbortSignal; timeoutMs: number; keepBytes?: number }): Promise<CommandRun> {
+  if (opts.signal.aborted) return Promise.reject(new ToolError('cancelled by user'));
+  const keep = opts.keepBytes ?? Infinity;
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const chunks: Array<{ err: boolean; b: Buffer }> = [];
+    let kept = 0;
+    const add = (err: boolean) => (b: Buffer) => {
+      if (kept >= keep) return;
+      chunks.push({ err, b });
+      kept += b.length;
+    };
+    child.stdout.on('data', add(false));
+    child.stderr.on('data', add(true));
+    let timedOut = false;
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child);
+    }, opts.timeoutMs);
+    const onAbort = () => {
+      cancelled = true;
+      killGroup(child);
+    };
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+    const text = (pick: (c: { err: boolean }) => boolean) => Buffer.concat(chunks.filter(pick).map((c) => c.b)).toString('utf8');
+    let settled = false;
+    const settle = (finish: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal.removeEventListener('abort', onAbort);
+      finish();
+    };
+    child.on('error', (e) => settle(() => resolve({ code: null, signal: null, timedOut: false, startError: e.message, stdout: '', stderr: '', output: '' })));
+    child.on('close', (code, sig) =>
+      settle(() => {
+        if (cancelled) return reject(new ToolError('cancelled by user'));
+        resolve({ code, signal: sig, timedOut, stdout: text((c) => !c.err), stderr: text((c) => c.err), output: text(() => true) });
+      }),
+    );
+  });
 }

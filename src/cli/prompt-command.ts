@@ -3,11 +3,13 @@ import { Agent, type TurnResult } from '../agent/agent.ts';
 import { Approval } from '../agent/approval.ts';
 import { loadAgentConfig, userDirs, type AgentFlags } from '../agent/config.ts';
 import { DETACHED_GATE, type Gate } from '../agent/gate.ts';
+import { PostEditHooks } from '../agent/hooks.ts';
 import { PermissionRules } from '../agent/permissions.ts';
 import { systemPrompt } from '../agent/prompt.ts';
 import { buildRoute, preflight } from '../agent/routing.ts';
 import { openSession } from '../agent/setup.ts';
 import { appendTrace, traceRecord } from '../agent/trace.ts';
+import { TrustStore } from '../agent/trust.ts';
 import type { AgentEvent } from '../agent/types.ts';
 import { persistAllowRule } from '../agent/user-config.ts';
 import { log } from '../core/log.ts';
@@ -77,6 +79,8 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
     }
   });
   const gate: Gate = approve && process.stdin.isTTY ? terminalGate() : DETACHED_GATE;
+  // Headless never asks to trust: an untrusted project hook is skipped with a note.
+  const hooks = PostEditHooks.fromConfig(config, TrustStore.user(), (n) => err(`${n}\n`));
 
   let engine: Engine | undefined;
   try {
@@ -99,6 +103,7 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
     code: engine ? { read: engine.read, search: engine.search, change: engine.change } : {},
     alwaysTask: true,
     bashWrapper: config.permissions.bash_wrapper,
+    hooks,
     sessionPath,
     messages,
   });

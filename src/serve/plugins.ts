@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ToolError, type Tool } from '../agent/tool.ts';
 import type { ToolContext } from '../agent/tools/context.ts';
 
 // Plugins (reference D): `<cwd>/.rift/plugins/<dir>/plugin.json` (project, wins collisions) and
 // `<user config>/plugins/<dir>/plugin.json`. Commands are inert prompt templates, offered like
-// skills; tools run `sh -c <command>` with the arguments as JSON on stdin. A project plugin's
-// tools need a trust decision keyed to the exact manifest text.
+// skills; tools run `sh -c <command>` with the arguments as JSON on stdin; `hooks.post_edit`
+// commands join the session's post-edit hooks. A project plugin's tools and hooks need a trust
+// decision keyed to the exact manifest text.
 
 export const PLUGIN_TOOL_TIMEOUT_MS = 60_000;
 
@@ -31,6 +32,8 @@ export interface Plugin {
   key: string;
   commands: PluginCommand[];
   tools: PluginToolDef[];
+  /** `hooks.post_edit` commands, run after each successful edit once the plugin is trusted. */
+  hooks: string[];
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -65,40 +68,15 @@ export function discoverPlugins(projectDir: string, userDir: string): { plugins:
             command: str(t.command),
             parameters: t.parameters && typeof t.parameters === 'object' ? (t.parameters as Record<string, unknown>) : { type: 'object', properties: {} },
           }));
-        byName.set(m.name, { name: m.name, scope, key: `plugin:${m.name}:${text}`, commands, tools });
+        const h = m.hooks && typeof m.hooks === 'object' ? (m.hooks as Record<string, unknown>).post_edit : undefined;
+        const hooks = (Array.isArray(h) ? h : []).filter((c): c is string => typeof c === 'string' && c.trim() !== '');
+        byName.set(m.name, { name: m.name, scope, key: `plugin:${m.name}:${text}`, commands, tools, hooks });
       } catch (err) {
         warnings.push(`skipping plugin ${path}: ${(err as Error).message}`);
       }
     }
   }
   return { plugins: [...byName.values()], warnings };
-}
-
-export class TrustStore {
-  constructor(readonly path: string) {}
-
-  private read(): string[] {
-    try {
-      const v = JSON.parse(readFileSync(this.path, 'utf8')) as unknown;
-      return Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
-    } catch {
-      return [];
-    }
-  }
-
-  has(key: string): boolean {
-    return this.read().includes(key);
-  }
-
-  add(key: string): void {
-    const keys = this.read();
-    if (keys.includes(key)) return;
-    keys.push(key);
-    mkdirSync(dirname(this.path), { recursive: true });
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(keys, null, 2)}\n`);
-    renameSync(tmp, this.path);
-  }
 }
 
 export function pluginTool(def: PluginToolDef, plugin: string): Tool<ToolContext> {

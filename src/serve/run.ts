@@ -3,17 +3,20 @@ import { createInterface } from 'node:readline';
 import { Agent } from '../agent/agent.ts';
 import { Approval } from '../agent/approval.ts';
 import { loadAgentConfig, userDirs, type AgentFlags } from '../agent/config.ts';
+import { PostEditHooks } from '../agent/hooks.ts';
 import { PermissionRules } from '../agent/permissions.ts';
 import { systemPrompt } from '../agent/prompt.ts';
 import { buildRoute, preflight, type Route } from '../agent/routing.ts';
 import { historyMessages, openSession } from '../agent/setup.ts';
 import { ToolRegistry } from '../agent/tools/registry.ts';
 import type { CodeServices } from '../agent/tools/context.ts';
+import { TrustStore } from '../agent/trust.ts';
 import { persistAllowRule } from '../agent/user-config.ts';
 import { log } from '../core/log.ts';
 import type { Engine } from '../services/engine.ts';
 import { ServeGate, ServeSession, type Wire } from './server.ts';
-import { discoverPlugins, pluginTool, TrustStore, type Plugin } from './plugins.ts';
+import { discoverPlugins, pluginTool, type Plugin } from './plugins.ts';
+import { discoverPersonas, rolesAndPersonasSection } from './personas.ts';
 import { discoverSkills, skillsSection, skillTool } from './skills.ts';
 import { agentTool } from './subagents.ts';
 
@@ -73,7 +76,7 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   const found = discoverSkills([join(cwd, '.rift', 'skills'), join(userDirs().config, 'skills')]);
   const { plugins, warnings: pluginWarnings } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs().config, 'plugins'));
   for (const w of pluginWarnings) err(`warning: ${w}\n`);
-  const trust = new TrustStore(join(userDirs().data, 'trusted-hooks.json'));
+  const trust = TrustStore.user();
   const names = new Set(found.map((s) => s.name));
   const skills = [
     ...found,
@@ -83,6 +86,16 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   const untrusted = plugins.filter((p) => p.scope === 'project' && p.tools.length > 0 && !trust.has(p.key));
   for (const p of untrusted) {
     err(`plugin '${p.name}': tools not registered (manifest not trusted yet) — approve the startup prompt (TUI) or the trust question (serve consumers) to enable them\n`);
+  }
+  // Post-edit hooks (B.13): config hooks (project ones only if trusted), then those of every
+  // user plugin and trusted project plugin. Trusting a plugin later adds its hooks live.
+  const hooks = PostEditHooks.fromConfig(config, trust, (n) => err(`${n}\n`));
+  for (const p of plugins) {
+    const trusted = p.scope === 'user' || trust.has(p.key);
+    for (const h of p.hooks) {
+      if (trusted) hooks.add(h);
+      else err(`plugin '${p.name}': post_edit hook skipped (manifest not trusted yet): ${h}\n`);
+    }
   }
 
   let stdoutOpen = true;
@@ -96,7 +109,9 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   const code: CodeServices = {};
   let server: ServeSession | undefined;
   const gate = new ServeGate(() => server!);
-  const prompt = systemPrompt(cwd) + skillsSection(skills);
+  const { personas, warnings: personaWarnings } = discoverPersonas([join(cwd, '.rift', 'agents'), join(userDirs().config, 'agents')]);
+  for (const w of personaWarnings) err(`warning: ${w}\n`);
+  const prompt = systemPrompt(cwd) + skillsSection(skills) + rolesAndPersonasSection(config.models, personas);
   // A resumed conversation runs under today's system prompt (guides and skills may have changed).
   if (opened.messages?.[0]?.role === 'system') opened.messages[0] = { role: 'system', content: prompt };
   const agent = new Agent({
@@ -112,11 +127,12 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
     // Filled in after `ready` once the index is open; the code tools are registered then.
     code,
     bashWrapper: config.permissions.bash_wrapper,
+    hooks,
     sessionPath: opened.path,
     messages: opened.messages,
   });
   if (skills.length > 0) agent.registry.register(skillTool(skills));
-  agent.registry.register(agentTool(() => agent, config));
+  agent.registry.register(agentTool(() => agent, config, personas));
   const registerTools = (p: Plugin) => {
     for (const t of p.tools) agent.registry.register(pluginTool(t, p.name));
     return p.tools.map((t) => t.name);
@@ -124,8 +140,10 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   for (const p of plugins) if (!untrusted.includes(p)) registerTools(p);
   const trustPlugin = (p: Plugin) => {
     const tools = registerTools(p);
+    for (const h of p.hooks) hooks.add(h);
     try {
       trust.add(p.key);
+      for (const h of p.hooks) trust.add(h);
       return { tools };
     } catch (e) {
       return { tools, persistError: (e as Error).message };

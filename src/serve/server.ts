@@ -28,6 +28,8 @@ interface PendingAsk {
 }
 interface PendingReview {
   resolve: (d: ReviewDecision | null) => void;
+  /** The raising agent's signal: the turn's, or a background sub-agent's own. */
+  signal: AbortSignal;
 }
 
 export interface ServeOptions {
@@ -41,7 +43,7 @@ export interface ServeOptions {
   env?: NodeJS.ProcessEnv;
   /** Project plugins declaring tools whose manifest is not trusted yet (offered at the first hello or prompt). */
   untrusted?: Plugin[];
-  /** Registers a plugin's tools live and persists its trust; returns the tool names. Throws when persisting failed (tools stay registered). */
+  /** Registers a plugin's tools and activates its post-edit hooks live, and persists its trust; returns the tool names. A persist failure is reported in `persistError` (tools and hooks stay active). */
   trustPlugin?: (p: Plugin) => { tools: string[]; persistError?: string };
 }
 
@@ -211,7 +213,6 @@ export class ServeSession {
       try {
         if (this.unusable) {
           this.warn(this.unusable);
-          this.closeReviews();
           this.busy = false;
           this.emit({ event: 'done', stats: zeroStats() });
           return;
@@ -224,10 +225,10 @@ export class ServeSession {
     });
   }
 
-  /** Turn events onto the wire; orphaned reviews are closed just before done, and done clears busy. */
+  /** Turn events onto the wire; the turn's orphaned reviews are closed just before done, and done clears busy. */
   private forward(e: AgentEvent): void {
     if (e.event === 'done') {
-      this.closeReviews();
+      this.closeTurnReviews();
       this.busy = false;
     }
     this.emit(e as Wire);
@@ -256,11 +257,17 @@ export class ServeSession {
 
   private cancel(): void {
     this.turn?.abort();
-    this.closeReviews();
+    this.closeTurnReviews();
   }
 
-  private closeReviews(): void {
+  /**
+   * Closes the in-flight turn's undecided reviews (its sub-agents share its signal). A background
+   * sub-agent outlives the turn, so its reviews stay open until decided or the task is killed.
+   */
+  private closeTurnReviews(): void {
+    const turn = this.turn?.signal;
     for (const [id, p] of [...this.reviews.entries()].sort((a, b) => a[0] - b[0])) {
+      if (p.signal !== turn) continue;
       this.reviews.delete(id);
       this.emit({ event: 'edit_review_closed', id });
       p.resolve(null);
@@ -359,6 +366,7 @@ export class ServeSession {
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.reviews.set(id, {
+        signal,
         resolve: (d) => {
           signal.removeEventListener('abort', onAbort);
           resolve(d);

@@ -46,19 +46,31 @@ export function discoverSkills(dirs: readonly string[]): Skill[] {
   return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-function describe(text: string): string {
-  const fm = /^---\n([\s\S]*?)\n---/.exec(text);
-  const d = fm ? /^description:\s*(.+)$/m.exec(fm[1]) : null;
-  if (d) return d[1].trim().replace(/^["']|["']$/g, '');
-  const body = fm ? text.slice(fm[0].length) : text;
+/** `---` front matter of `key: value` lines (quotes around a value dropped), and the body after it. */
+export function frontMatter(text: string): { fields: Record<string, string>; body: string } {
+  const fm = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/.exec(text);
+  const fields: Record<string, string> = {};
+  if (!fm) return { fields, body: text };
+  for (const line of fm[1].split(/\r?\n/)) {
+    const m = /^([A-Za-z_][\w-]*):\s*(.*)$/.exec(line);
+    if (m) fields[m[1]] = m[2].trim().replace(/^["']|["']$/g, '');
+  }
+  return { fields, body: text.slice(fm[0].length) };
+}
+
+/** The first non-heading line of a body, as a fallback description. */
+export function firstLine(body: string): string {
   return (body.split('\n').map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('#')) ?? '').slice(0, DESCRIPTION_CHARS_MAX);
+}
+
+function describe(text: string): string {
+  const { fields, body } = frontMatter(text);
+  return fields.description || firstLine(body);
 }
 
 export function skillBody(s: Skill): string {
   if (s.template !== undefined) return s.template;
-  const text = readFileSync(s.path, 'utf8');
-  const fm = /^---\n[\s\S]*?\n---\n?/.exec(text);
-  const body = (fm ? text.slice(fm[0].length) : text).trim();
+  const body = frontMatter(readFileSync(s.path, 'utf8')).body.trim();
   return body.length > BODY_CHARS_MAX ? body.slice(0, BODY_CHARS_MAX) + BODY_TRUNCATED : body;
 }
 

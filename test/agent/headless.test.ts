@@ -108,4 +108,24 @@ describe('headless rift -p', () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, /model 'absent:1b' is not available.*ollama pull absent:1b/);
   });
+
+  it('runs trusted post-edit hooks after a write and skips an untrusted project hook with a note', async () => {
+    const dir = tempDir();
+    const user = tempDir('rift-home-');
+    writeFileSync(join(user, 'config.json'), JSON.stringify({ hooks: { post_edit: ['echo user >> hooks.log'] } }));
+    writeFileSync(join(dir, '.rift.json'), JSON.stringify({ hooks: { post_edit: ['echo trusted >> hooks.log', 'echo untrusted >> hooks.log'] } }));
+    writeFileSync(join(user, 'trusted-hooks.json'), JSON.stringify(['echo trusted >> hooks.log']));
+    server.script(ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'a.txt', content: 'hi\n' } }] }), ollamaReply({ content: 'Done.' }));
+    const r = await rift(['-p', 'create a.txt', '--json', '--host', server.url, '--model', 'test-model'], dir, user);
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(events.filter((e) => e.event === 'info'), [
+      { event: 'info', text: 'hook ✓ echo user >> hooks.log' },
+      { event: 'info', text: 'hook ✓ echo trusted >> hooks.log' },
+    ]);
+    assert.equal(readFileSync(join(dir, 'hooks.log'), 'utf8'), 'user\ntrusted\n');
+    assert.match(r.stderr, /project post_edit hook skipped \(not trusted\): echo untrusted >> hooks\.log/);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(user, { recursive: true, force: true });
+  });
 });

@@ -102,6 +102,12 @@ describe('agent permissions: rules', () => {
     assert.equal(env.numCtx, 8192);
     assert.equal(env.numCtxExplicit, true);
   });
+
+  it('model roles: the project extends the user roles (a role names a model, like the project-wins model key); non-strings dropped', () => {
+    const cfg = mergeConfig({ models: { smart: 'big', fast: 'small' } }, { models: { fast: 'tiny', review: 'mid', bad: 3 } }, {}, {}, []);
+    assert.deepEqual(cfg.models, { smart: 'big', fast: 'tiny', review: 'mid' });
+    assert.deepEqual(mergeConfig(null, { models: ['x'] }, {}, {}, []).models, {});
+  });
 });
 
 describe('agent permissions: approval through the loop', () => {

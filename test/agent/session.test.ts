@@ -5,7 +5,8 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, wr
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Session, capMessages } from '../../src/agent/session.ts';
+import { Session, capMessages, resumeBrief } from '../../src/agent/session.ts';
+import { openSession } from '../../src/agent/setup.ts';
 import { KEEP_USER_TURNS, SUMMARY_PREFIX, estimate, pruneOldOutputs, usableBudget } from '../../src/agent/compaction.ts';
 import { projectGuides } from '../../src/agent/prompt.ts';
 import type { Message } from '../../src/agent/types.ts';
@@ -82,6 +83,55 @@ describe('agent sessions', () => {
     assert.deepEqual(messages[1].tool_calls!.map((c) => c.id), ['call_1_0', 'call_1_1']);
     assert.deepEqual(messages.slice(2).map((m) => m.tool_call_id), ['call_1_1', 'call_1_0']);
     assert.equal(messages.length, 4, 'the stale resume brief is stripped');
+  });
+
+  it('the resume brief lists what earlier turns read, changed and ran; none without tool use', () => {
+    const call = (name: string, args: Record<string, unknown>) => ({ role: 'assistant' as const, content: '', tool_calls: [{ id: `c_${name}`, function: { name, arguments: args } }] });
+    assert.equal(resumeBrief([{ role: 'system', content: 's' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]), null);
+    const reads = Array.from({ length: 23 }, (_, i) => call('read', { path: `src/f${i}.ts` }));
+    const brief = resumeBrief([
+      { role: 'user', content: 'go' },
+      ...reads,
+      call('read', { path: 'src/f0.ts' }),
+      call('edit', { path: 'a.txt' }),
+      call('patch', { patch: '--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-x\n+y\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n' }),
+      call('replace_symbol', { symbol: 'rift://symbol/python/pkg/mod.py/Greeter.hello', body: 'x' }),
+      call('grep', { pattern: 'x' }),
+      call('ls', {}),
+      call('bash', { command: 'make' }),
+      { role: 'tool', content: 'abc\n[... elided 900 bytes to save context; re-run the tool if you need this again]', tool_name: 'read', tool_call_id: 'c_read' },
+    ])!;
+    const lines = brief.split('\n');
+    assert.ok(lines[0].startsWith('[system] session resumed — the conversation above is your own earlier work'));
+    assert.match(lines[0], /do NOT re-explore/);
+    assert.equal(lines[1], `Files you read: ${Array.from({ length: 20 }, (_, i) => `src/f${i}.ts`).join(', ')} (+3 more)`);
+    assert.equal(lines[2], 'Files you wrote or edited: a.txt, b.txt, gone.txt, pkg/mod.py');
+    assert.equal(lines[3], 'Earlier lookups: 2; shell commands: 1.');
+    assert.match(lines[4], /elided/);
+    assert.equal(lines.length, 5);
+  });
+
+  it('opening a session with tool use appends one hidden brief; the next load strips it again', () => {
+    const d = dir();
+    const p = join(d, 'tools.json');
+    const brief = '[system] session resumed — stale';
+    writeFileSync(p, JSON.stringify({ model: 'm', saved_at: 1, cwd: '/', messages: [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'look' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', function: { name: 'read', arguments: { path: 'x.md' } } }] },
+      { role: 'tool', content: 'text', tool_name: 'read', tool_call_id: 'c1' },
+      { role: 'assistant', content: 'Read it.' },
+      { role: 'user', content: brief },
+    ] }));
+    const opened = openSession({ resume: p }, d);
+    const last = opened.messages!.at(-1)!;
+    assert.equal(last.role, 'user');
+    assert.ok(last.content.startsWith('[system] session resumed — the conversation'));
+    assert.match(last.content, /Files you read: x\.md/);
+    assert.equal(opened.messages!.filter((m) => m.content.startsWith('[system] session resumed')).length, 1, 'the stale brief is replaced, not stacked');
+    const plain = join(d, 'plain.json');
+    writeFileSync(plain, JSON.stringify({ model: 'm', saved_at: 1, cwd: '/', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] }));
+    assert.equal(openSession({ resume: plain }, d).messages!.length, 2, 'no brief without tool use');
   });
 
   it('caps the size by dropping whole old turns, keeping system messages and the last turn', () => {

@@ -1,6 +1,6 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
 import { tempDir } from '../support/agent-harness.ts';
@@ -103,5 +103,75 @@ describe('rift --serve plugins', () => {
     assert.ok(tools.includes('skill'));
     assert.equal(await d.close(), 0);
     rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it("trusting a project plugin activates its post_edit hooks live and adds each command to trusted-hooks.json", async () => {
+    const hook = 'echo checked >> hook.log';
+    const manifest = { ...MANIFEST, hooks: { post_edit: [hook] } };
+    const text = JSON.stringify(manifest, null, 2);
+    writeFileSync(join(cwd, '.rift', 'plugins', 'demo', 'plugin.json'), text);
+    const write = (content: string) => ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'a.txt', content } }] });
+    server.script(write('one\n'), ollamaReply({ content: 'ok' }), write('two\n'), ollamaReply({ content: 'ok' }), write('three\n'), ollamaReply({ content: 'ok' }));
+    const c = open();
+    await c.event('context');
+    c.send({ cmd: 'hello', edit_review: false });
+    const ask = await c.event('ask');
+    c.send({ cmd: 'set_approval', approve: false });
+    await c.event('approval_changed');
+    const before = await c.turn('write one');
+    assert.ok(before.some((e) => e.event === 'tool_result' && e.name === 'write' && e.ok));
+    assert.ok(!before.some((e) => e.event === 'info'), 'an untrusted plugin hook does not run');
+    assert.ok(!existsSync(join(cwd, 'hook.log')));
+    c.send({ cmd: 'answer', id: ask.id, text: 'trust' });
+    await c.waitFor((e) => e.event === 'info' && e.text === "plugin 'demo' trusted — tools registered: echo_args");
+    assert.deepEqual(JSON.parse(readFileSync(join(home, 'trusted-hooks.json'), 'utf8')), [`plugin:demo:${text}`, hook]);
+    const after = await c.turn('write two');
+    const kinds = after.map((e) => (e.event === 'info' ? e.text : e.event));
+    assert.deepEqual(kinds.slice(kinds.indexOf('tool_start'), kinds.indexOf('tool_result') + 1), ['tool_start', `hook ✓ ${hook}`, 'tool_result']);
+    assert.equal(readFileSync(join(cwd, 'hook.log'), 'utf8'), 'checked\n');
+    assert.equal(await c.close(), 0);
+    assert.match(c.stderr, /plugin 'demo': post_edit hook skipped \(manifest not trusted yet\): echo checked >> hook\.log/);
+
+    // The next session starts with the plugin trusted: its hook runs without a question.
+    const again = open();
+    await again.event('context');
+    again.send({ cmd: 'set_approval', approve: false });
+    await again.event('approval_changed');
+    const turn = await again.turn('write three');
+    assert.deepEqual(turn.filter((e) => e.event === 'info').map((e) => e.text), [`hook ✓ ${hook}`]);
+    assert.ok(!again.events.some((e) => e.event === 'ask'));
+    assert.equal(readFileSync(join(cwd, 'hook.log'), 'utf8'), 'checked\nchecked\n');
+    assert.equal(await again.close(), 0);
+    assert.doesNotMatch(again.stderr, /post_edit hook skipped/);
+    rmSync(cwd, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it("a sub-agent's edit runs the session's hooks: the user's and trusted project ones, with info lines on the wire", async () => {
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ hooks: { post_edit: ['echo user >> hooks.log'] }, permissions: { approve: false } }));
+    writeFileSync(join(cwd, '.rift.json'), JSON.stringify({ hooks: { post_edit: ['echo trusted >> hooks.log', 'echo untrusted >> hooks.log'] } }));
+    writeFileSync(join(home, 'trusted-hooks.json'), JSON.stringify(['echo trusted >> hooks.log']));
+    server.script(
+      ollamaReply({ toolCalls: [{ name: 'agent', arguments: { tasks: [{ description: 'writer', prompt: 'write b.txt' }] } }] }),
+      ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'b.txt', content: 'from child\n' } }] }),
+      ollamaReply({ content: 'Wrote it.' }),
+      ollamaReply({ content: 'Done.' }),
+    );
+    const c = open();
+    await c.event('context');
+    const ev = await c.turn('delegate the write');
+    const hooks = ev.filter((e) => e.event === 'info' && e.text.startsWith('hook '));
+    assert.deepEqual(hooks, [
+      { event: 'info', text: 'hook ✓ echo user >> hooks.log' },
+      { event: 'info', text: 'hook ✓ echo trusted >> hooks.log' },
+    ]);
+    const i = ev.indexOf(hooks[0]);
+    assert.ok(ev.findIndex((e) => e.event === 'subagent_started') < i && i < ev.findIndex((e) => e.event === 'subagent_finished'), 'emitted while the sub-agent runs');
+    assert.equal(readFileSync(join(cwd, 'hooks.log'), 'utf8'), 'user\ntrusted\n');
+    assert.equal(readFileSync(join(cwd, 'b.txt'), 'utf8'), 'from child\n');
+    assert.equal(await c.close(), 0);
+    assert.match(c.stderr, /project post_edit hook skipped \(not trusted\): echo untrusted >> hooks\.log — add the exact command to .*trusted-hooks\.json to run it/);
+    rmSync(cwd, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
   });
 });

@@ -245,6 +245,45 @@ describe('rift --serve', () => {
     assert.equal(await c.close(), 0);
   });
 
+  it('mid-turn: list_models and set_approval answer while an ask waits; plan and ask_user on the wire; EOF with an ask pending denies it', async () => {
+    server.script(
+      ollamaReply({ toolCalls: [{ name: 'plan', arguments: { set: ['pick', 'write'] } }, { name: 'ask_user', arguments: { question: 'which color?', choices: ['blue', 'red'] } }] }),
+      ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'color.txt', content: 'red\n' } }] }),
+      ollamaReply({ content: 'Wrote red.' }),
+      ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'touch ran.txt' } }] }),
+    );
+    const c = open();
+    const ready = await c.event('ready');
+    await c.event('context');
+    let from = c.events.length;
+    c.send({ cmd: 'prompt', text: 'pick a color and write it' });
+    const ask = await c.event('ask', from);
+    assert.deepEqual(ask, { event: 'ask', id: 1, question: 'which color?', detail: [], choices: ['blue', 'red'] });
+    assert.deepEqual(c.since(from).find((e) => e.event === 'plan'), { event: 'plan', items: [{ text: 'pick', done: false }, { text: 'write', done: false }] });
+    c.send({ cmd: 'list_models' });
+    const models = await c.event('models', from);
+    assert.deepEqual(models, { event: 'models', models: ['test-model', 'small-model', 'no-tools'], current: 'test-model' });
+    c.send({ cmd: 'set_approval', approve: false });
+    await c.event('approval_changed', from);
+    assert.ok(!c.since(from).some((e) => e.event === 'done'), 'both answered while the turn waits');
+    c.send({ cmd: 'answer', id: 1, text: 'red' });
+    const done = await c.event('done', from);
+    const turn = c.since(from).slice(0, c.events.indexOf(done) - from + 1);
+    assert.equal(turn.find((e) => e.event === 'tool_result' && e.name === 'ask_user')!.preview, 'User answered: red');
+    assert.equal(turn.filter((e) => e.event === 'ask').length, 1, 'approval turned off mid-turn: the write did not ask');
+    assert.equal(readFileSync(join(cwd, 'color.txt'), 'utf8'), 'red\n');
+    await c.event('context', c.events.indexOf(done));
+
+    c.send({ cmd: 'set_approval', approve: true });
+    from = c.events.length;
+    c.send({ cmd: 'prompt', text: 'run it' });
+    await c.event('ask', from);
+    assert.equal(await c.close(), 0);
+    assert.ok(!existsSync(join(cwd, 'ran.txt')), 'a dropped answer is a deny');
+    const saved = JSON.parse(readFileSync(ready.session, 'utf8'));
+    assert.ok(saved.messages.some((m: { content: string }) => m.content === 'run it'), 'the interrupted turn was saved');
+  });
+
   it('EOF mid-turn saves the session; --resume replays history without tool or system traffic; list_sessions', async () => {
     server.script(
       ollamaReply({ toolCalls: [{ name: 'read', arguments: { path: 'nope.txt' } }], content: '' }),
@@ -275,13 +314,20 @@ describe('rift --serve', () => {
       { role: 'assistant', text: 'The file is missing.' },
       { role: 'user', text: 'second question' },
     ]);
+    // The resumed conversation carries a hidden brief (it used tools); history never shows it.
+    server.script(ollamaReply({ content: 'Continuing.' }));
+    await r.turn('go on');
+    const sent = server.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: string }>;
+    assert.equal(sent.at(-1)!.content, 'go on');
+    assert.equal(sent.at(-2)!.role, 'user');
+    assert.match(sent.at(-2)!.content, /^\[system\] session resumed — .*\nFiles you read: nope\.txt\nEarlier lookups: 1; shell commands: 0\./s);
     const f = r.events.length;
     r.send({ cmd: 'list_sessions' });
     const s = await r.event('sessions', f);
     const item = s.items.find((i: { path: string }) => i.path === ready.session);
     assert.deepEqual(Object.keys(item).sort(), ['cwd', 'model', 'path', 'saved_at', 'title', 'turns']);
     assert.equal(item.title, 'read nope.txt');
-    assert.equal(item.turns, 2);
+    assert.equal(item.turns, 3);
     assert.equal(item.model, 'test-model');
     assert.equal(await r.close(), 0);
   });
@@ -304,11 +350,15 @@ describe('rift --serve', () => {
     assert.equal(ctx.limit, 8192);
     assert.ok(c.events.indexOf(changed) < c.events.indexOf(ctx));
     from = c.events.length;
+    // The host lists test-model twice and an Ollama-style name with a slash that the mirror
+    // provider lists too: every duplicate goes, first position kept; the dead provider is skipped.
+    server.extraListed.push('test-model', 'mirror/test-model');
     c.send({ cmd: 'list_models' });
     const models = await c.event('models', from);
+    server.extraListed.length = 0;
     assert.deepEqual(models, {
       event: 'models',
-      models: ['test-model', 'small-model', 'no-tools', 'mirror/test-model', 'mirror/small-model', 'mirror/no-tools'],
+      models: ['test-model', 'small-model', 'no-tools', 'mirror/test-model', 'mirror/small-model', 'mirror/no-tools', 'mirror/mirror/test-model'],
       current: 'small-model',
     });
     assert.equal(await c.close(), 0);

@@ -53,6 +53,7 @@ export function harness(server: ScriptedModelServer, o: HarnessOptions = {}): Ha
     sessionPath: o.sessionPath ?? null,
     alwaysTask: o.alwaysTask,
     code: o.code,
+    hooks: o.hooks,
     messages: o.messages,
   });
   const events: AgentEvent[] = [];

@@ -29,6 +29,11 @@ export interface Step {
   hang?: boolean;
   /** Delay before the response headers. */
   delayMs?: number;
+  /**
+   * Serve this step only to a request whose parsed body matches (agents running concurrently);
+   * a request takes the first queued step it matches.
+   */
+  when?: (body: any) => boolean;
 }
 
 export interface ModelSpec {
@@ -51,6 +56,8 @@ export interface ReplyShape {
 export class ScriptedModelServer {
   readonly requests: RecordedRequest[] = [];
   readonly models = new Map<string, ModelSpec>();
+  /** Ids appended to both model listings after the served models (duplicates included, as some servers do). */
+  readonly extraListed: string[] = [];
   private readonly queue: Step[] = [];
   private server: Server | undefined;
   private readonly open = new Set<ServerResponse>();
@@ -107,7 +114,9 @@ export class ScriptedModelServer {
 
     switch (`${req.method} ${path}`) {
       case 'GET /api/tags':
-        return json(res, 200, { models: [...this.models.entries()].map(([name, m]) => ({ name, model: name, capabilities: m.capabilities ?? [] })) });
+        return json(res, 200, {
+          models: [...[...this.models.entries()].map(([name, m]) => ({ name, model: name, capabilities: m.capabilities ?? [] })), ...this.extraListed.map((name) => ({ name, model: name, capabilities: [] }))],
+        });
       case 'POST /api/show': {
         const name = (body as { model?: string })?.model ?? '';
         const m = this.models.get(name);
@@ -122,7 +131,10 @@ export class ScriptedModelServer {
         return json(res, 200, { model: (body as { model?: string })?.model, embeddings: list.map((s) => embedding(s)) });
       }
       case 'GET /v1/models':
-        return json(res, 200, { object: 'list', data: [...this.models.entries()].map(([id, m]) => ({ id, object: 'model', ...(m.openai ?? {}) })) });
+        return json(res, 200, {
+          object: 'list',
+          data: [...[...this.models.entries()].map(([id, m]) => ({ id, object: 'model', ...(m.openai ?? {}) })), ...this.extraListed.map((id) => ({ id, object: 'model' }))],
+        });
       case 'POST /api/chat':
       case 'POST /v1/chat/completions':
         return this.chat(rec, res);
@@ -132,7 +144,8 @@ export class ScriptedModelServer {
   }
 
   private async chat(rec: RecordedRequest, res: ServerResponse): Promise<void> {
-    const step = this.queue.shift();
+    const at = this.queue.findIndex((s) => !s.when || s.when(rec.body));
+    const step = at < 0 ? undefined : this.queue.splice(at, 1)[0];
     if (!step) {
       rec.finishedAt = performance.now();
       return json(res, 500, { error: 'scripted model server: script exhausted' });

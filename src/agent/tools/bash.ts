@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { killGroup, stripAnsi } from '../tasks.ts';
+import { runCommand, stripAnsi } from '../tasks.ts';
 import { ToolError, optBool, optInt, stringArg, type Tool } from '../tool.ts';
 import type { ToolContext } from './context.ts';
 
@@ -67,48 +66,22 @@ export const bashTool: Tool<ToolContext> = {
   },
 };
 
-function runForeground(argv: string[], ctx: ToolContext, timeoutMs: number, dev: boolean): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { cwd: ctx.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    let cancelled = false;
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child);
-    }, timeoutMs);
-    const onAbort = () => {
-      cancelled = true;
-      killGroup(child);
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      reject(new ToolError(`could not start the shell: ${e.message}`));
-    });
-    child.on('close', (code, sig) => {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      if (cancelled) return reject(new ToolError('cancelled by user'));
-      const stdout = stripAnsi(Buffer.concat(out).toString('utf8'));
-      const stderr = stripAnsi(Buffer.concat(err).toString('utf8'));
-      let text = stdout;
-      if (stderr.length > 0) text += `\n--- stderr ---\n${stderr}`;
-      if (text.trim() === '') text = '(no output)';
-      text = middleTruncate(text);
-      if (timedOut) {
-        const s = Math.round(timeoutMs / 1000);
-        text += dev
-          ? `\n[dev server probe: stopped after ${s}s. A long-running server that printed no error has most likely started fine — treat that as SUCCESS; use run_in_background to keep it running]`
-          : `\n[timed out after ${s}s; the whole process tree was killed. If the command needs longer, retry with a larger timeout_secs (max ${BASH_TIMEOUT_MAX_S})]`;
-      } else if (code !== 0) {
-        text += `\n[exit code: ${code ?? sig ?? 'unknown'}]`;
-      }
-      resolve(text);
-    });
-  });
+async function runForeground(argv: string[], ctx: ToolContext, timeoutMs: number, dev: boolean): Promise<string> {
+  const r = await runCommand(argv, { cwd: ctx.cwd, signal: ctx.signal, timeoutMs });
+  if (r.startError !== undefined) throw new ToolError(`could not start the shell: ${r.startError}`);
+  const stdout = stripAnsi(r.stdout);
+  const stderr = stripAnsi(r.stderr);
+  let text = stdout;
+  if (stderr.length > 0) text += `\n--- stderr ---\n${stderr}`;
+  if (text.trim() === '') text = '(no output)';
+  text = middleTruncate(text);
+  if (r.timedOut) {
+    const s = Math.round(timeoutMs / 1000);
+    text += dev
+      ? `\n[dev server probe: stopped after ${s}s. A long-running server that printed no error has most likely started fine — treat that as SUCCESS; use run_in_background to keep it running]`
+      : `\n[timed out after ${s}s; the whole process tree was killed. If the command needs longer, retry with a larger timeout_secs (max ${BASH_TIMEOUT_MAX_S})]`;
+  } else if (r.code !== 0) {
+    text += `\n[exit code: ${r.code ?? r.signal ?? 'unknown'}]`;
+  }
+  return text;
 }

@@ -14,6 +14,7 @@ import { resolvePath, type ToolContext } from './context.ts';
 // resolution, refusals and publication as over MCP. Each is a gated mutation like edit/write
 // (a plain ask naming the files: the service, not the tool, computes the new bytes) and records
 // the prior bytes of every file it may touch before the service writes, so undo restores them.
+// An applied change runs the post-edit hooks like edit/write does.
 
 const DETAIL_LINES_MAX = 40;
 const VALUE_CHARS_MAX = 200;
@@ -93,6 +94,13 @@ async function applyChange(
   return result;
 }
 
+/** The rendered result plus the post-edit hook report; hooks run only when files were written. */
+async function withHooks(ctx: ToolContext, tool: 'replace_symbol' | 'patch', result: ChangeResult): Promise<string> {
+  const text = renderChangeResult(tool, result);
+  if (result.status !== 'applied' || !ctx.hooks) return text;
+  return text + (await ctx.hooks.afterEdit(ctx, result.summary.files.map((f) => f.path).join(', ')));
+}
+
 function textOf(abs: string): string | null {
   if (!existsSync(abs)) return null;
   const bytes = readFileSync(abs);
@@ -123,7 +131,7 @@ export const replaceSymbolTool: Tool<ToolContext> = {
       const diff = previewDiff(before, after, 80);
       ctx.lastDiff = { path: abs, diff, ...diffCounts(diff) };
     }
-    return renderChangeResult('replace_symbol', result);
+    return withHooks(ctx, 'replace_symbol', result);
   },
 };
 
@@ -152,6 +160,6 @@ export const patchTool: Tool<ToolContext> = {
     }
     const detail = patch.split('\n').slice(0, DETAIL_LINES_MAX);
     const result = await applyChange(ctx, 'patch', [...files.values()], detail, () => change.patch({ patch }));
-    return renderChangeResult('patch', result);
+    return withHooks(ctx, 'patch', result);
   },
 };

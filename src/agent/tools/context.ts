@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Approval } from '../approval.ts';
 import type { Gate } from '../gate.ts';
+import type { PostEditHooks } from '../hooks.ts';
 import type { BackgroundTasks } from '../tasks.ts';
 import type { EventSink, PlanItem } from '../types.ts';
 import type { UndoJournal } from '../undo.ts';
@@ -38,6 +39,8 @@ export interface ToolContext {
   /** Headless runs cannot ask; ask_user is answered "use your best judgment". */
   canAskUser: boolean;
   bashWrapper?: string;
+  /** Post-edit hooks, run after each applied write/edit/replace_symbol/patch; shared with sub-agents. */
+  hooks?: PostEditHooks;
   /** Set by write/edit for the loop's edit_diff; one per call. */
   lastDiff?: AppliedDiff;
 }

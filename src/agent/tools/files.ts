@@ -199,7 +199,8 @@ export const writeTool: Tool<ToolContext> = {
     if (existsSync(abs) && statSync(abs).isDirectory()) throw new ToolError(`${path} is a directory; give a file path`);
     const prior = priorOf(abs);
     const { note } = await applyChange(ctx, 'write', abs, prior, content);
-    return `Wrote ${Buffer.byteLength(content)} bytes to ${abs}${note}`;
+    const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
+    return `Wrote ${Buffer.byteLength(content)} bytes to ${abs}${note}${hooks}`;
   },
 };
 
@@ -276,6 +277,7 @@ export const editTool: Tool<ToolContext> = {
     const proposed = replaceAll ? text.split(oldString).join(newString) : text.replace(oldString, () => newString);
     const { note } = await applyChange(ctx, 'edit', abs, prior, proposed);
     const n = replaceAll ? count : 1;
-    return `Edited ${abs} (${n} replacement${n === 1 ? '' : 's'})${note}`;
+    const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
+    return `Edited ${abs} (${n} replacement${n === 1 ? '' : 's'})${note}${hooks}`;
   },
 };

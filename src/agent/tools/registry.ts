@@ -51,6 +51,12 @@ export class ToolRegistry {
     this.tools.set(tool.name, tool);
   }
 
+  /** Keeps only the named tools (a sub-agent persona's whitelist); unknown names are ignored. */
+  retain(names: Iterable<string>): void {
+    const keep = new Set(names);
+    for (const name of [...this.tools.keys()]) if (!keep.has(name)) this.tools.delete(name);
+  }
+
   /** A registered name wins over an alias (a real `search` tool shadows the grep alias). */
   resolve(name: string): string {
     if (this.tools.has(name)) return name;
