@@ -355,11 +355,14 @@ export class Indexer {
     }
   }
 
-  /** A directory created, removed or renamed needs a walk; plain file events do not. */
+  /**
+   * A visible directory created, removed or renamed needs a walk; plain file events and
+   * directories the policy hides (excluded, ignored) do not (F.2 rule 28).
+   */
   private touchesDirectory(paths: readonly string[]): boolean {
     for (const p of paths) {
       try {
-        if (lstatSync(join(this.root, p)).isDirectory()) return true;
+        if (lstatSync(join(this.root, p)).isDirectory() && this.visibility!.isVisible(p, true)) return true;
       } catch {
         // Gone: a removed directory shows as stored paths below it.
         if (!this.store.file(p) && this.store.hasPathsUnder(p)) return true;
