@@ -10,7 +10,9 @@ import type { TextInput } from './parse-job.ts';
 // synchronous, so a read that runs its queries without awaiting sees one committed state:
 // a batch commits in one transaction and no read can observe half of it.
 
-const SCHEMA_VERSION = '4';
+// Also bumped when a syntax provider extracts differently, so an older index is rebuilt rather
+// than mixing declarations from two extractors (5: Python lambdas bound at module/class level).
+const SCHEMA_VERSION = '5';
 
 /** The columns of a SymbolRow (`symbols s JOIN files f`), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,

@@ -1,6 +1,7 @@
-// Python declarations: classes, functions and methods at any depth, plus module-level
-// ALL_CAPS constants. Decorators belong to the span through `decorated_definition`;
-// comments never attach (docstrings live inside the body already).
+// Python declarations: classes, functions and methods at any depth, functions and methods bound
+// to a lambda at module or class level (`key = lambda x: …`), plus module-level ALL_CAPS
+// constants. Decorators belong to the span through `decorated_definition`; comments never
+// attach (docstrings live inside the body already).
 
 import type { Node, Tree } from 'web-tree-sitter';
 import { Collector, Scopes, type Pending, type SymbolFacet } from './attachment.ts';
@@ -8,7 +9,7 @@ import type { SourceText } from './text.ts';
 import type { Declaration } from './types.ts';
 
 // `yield` is walked so the innermost enclosing function can be marked a generator.
-const WALKED = ['function_definition', 'class_definition', 'yield'];
+const WALKED = ['function_definition', 'class_definition', 'yield', 'lambda'];
 
 const CONSTANT = /^_*[A-Z][A-Z0-9_]*$/;
 const MAIN_GUARD = /^__name__==(['"])__main__\1$|^(['"])__main__\2==__name__$/;
@@ -29,6 +30,24 @@ export function pythonDeclarations(tree: Tree, source: SourceText): Declaration[
 
     if (type === 'yield') {
       if (top !== null && top.decl !== null && top.type === 'function_definition') generators.add(top.decl);
+      continue;
+    }
+    if (type === 'lambda') {
+      const stmt = lambdaStatement(node);
+      if (stmt === null) continue;
+      // Module level with no enclosing declaration, or directly in a class body.
+      const inClass = stmt.parent!.type === 'block';
+      if (inClass ? top === null || top.type !== 'class_definition' || top.end < stmt.endIndex : top !== null) continue;
+      const name = stmt.firstNamedChild!.childForFieldName('left')!.text;
+      const visibility = isPrivate(name) ? 'private' : 'public';
+      const facets: SymbolFacet[] = inClass ? ['value', 'callable', 'member'] : ['value', 'callable'];
+      if (TEST_NAME.test(name)) facets.push('test');
+      if (visibility === 'public') facets.push('public');
+      out.add({
+        name, prefix: top?.prefix ?? null, kind: inClass ? 'method' : 'function', facets, visibility,
+        spanStart: stmt.startIndex, spanEnd: stmt.endIndex, itemStart: stmt.startIndex, itemEnd: stmt.endIndex,
+        nodeKind: stmt.type, parent: top?.decl ?? null,
+      });
       continue;
     }
 
@@ -82,6 +101,24 @@ export function pythonDeclarations(tree: Tree, source: SourceText): Declaration[
   return out.finish();
 }
 
+/**
+ * The statement `name = lambda …` that binds this lambda, when it is one at module level or
+ * directly in a class body; otherwise null.
+ */
+function lambdaStatement(lambda: Node): Node | null {
+  const assignment = lambda.parent;
+  if (assignment === null || assignment.type !== 'assignment') return null;
+  const right = assignment.childForFieldName('right');
+  const left = assignment.childForFieldName('left');
+  if (right === null || right.startIndex !== lambda.startIndex || left === null || left.type !== 'identifier') return null;
+  const stmt = assignment.parent;
+  if (stmt === null || stmt.type !== 'expression_statement') return null;
+  const container = stmt.parent;
+  if (container === null) return null;
+  if (container.type === 'module') return stmt;
+  return container.type === 'block' && container.parent?.type === 'class_definition' ? stmt : null;
+}
+
 /** `_x` and `__x` are private by convention; dunders (`__init__`) are not. */
 function isPrivate(name: string): boolean {
   if (name.charCodeAt(0) !== 95) return false;
@@ -121,6 +158,7 @@ function moduleLevel(root: Node, out: Collector): boolean {
     if (left === null || left.type !== 'identifier') continue;
     const name = left.text;
     if (!CONSTANT.test(name)) continue;
+    if (assignment.childForFieldName('right')?.type === 'lambda') continue; // a function, declared by the walk
     const visibility = isPrivate(name) ? 'private' : 'public';
     const facets: SymbolFacet[] = visibility === 'public' ? ['value', 'public'] : ['value'];
     out.add({

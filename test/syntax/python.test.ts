@@ -6,6 +6,38 @@ import { declare, get, table, utf8 } from './support.ts';
 before(() => initSyntax());
 
 describe('python declarations', () => {
+  it('a lambda bound at module or class level is a function or method; elsewhere it is not', () => {
+    const src = [
+      'square = lambda x: x * x',
+      'HANDLER = lambda: None',
+      '_hidden = lambda: 0',
+      'typed: object = lambda: 1',
+      'a, b = lambda: 1, 2',
+      'calls = sorted([], key=lambda v: v)',
+      'if True:',
+      '    guarded = lambda: 2',
+      'class Point:',
+      '    __lt__ = lambda self, o: self.x < o.x',
+      '    def norm(self):',
+      '        inner = lambda: 3',
+      '        return inner()',
+      '',
+    ].join('\n');
+    const d = declare('python', src);
+    assert.deepEqual(table(d), {
+      square: ['function', 'public', 'value,callable,public'],
+      HANDLER: ['function', 'public', 'value,callable,public'],
+      _hidden: ['function', 'private', 'value,callable'],
+      typed: ['function', 'public', 'value,callable,public'],
+      Point: ['class', 'public', 'type,constructible,public'],
+      'Point.__lt__': ['method', 'public', 'value,callable,member,public'],
+      'Point.norm': ['method', 'public', 'value,callable,member,public'],
+    });
+    const lt = get(d, 'Point.__lt__');
+    assert.equal(src.slice(lt.span.start, lt.span.end), '__lt__ = lambda self, o: self.x < o.x');
+    assert.equal(lt.container, 'Point');
+  });
+
   it('classifies functions, classes, methods and constants', () => {
     const d = declare('python', [
       'MAX_SIZE = 10',
