@@ -1,12 +1,12 @@
-import { describe, it, before, after, afterEach } from 'node:test';
+import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AskRequest, Gate } from '../../src/agent/gate.ts';
 import { ToolRegistry } from '../../src/agent/tools/registry.ts';
 import { Engine } from '../../src/services/engine.ts';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { harness, tempDir, type Harness, type HarnessOptions } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { tempDir, useModelServer, type Harness, type HarnessOptions } from '../support/agent-harness.ts';
 
 // replace_symbol and patch through the real ChangeService over a temp workspace, driven by the
 // real agent loop against the scripted model server.
@@ -16,20 +16,13 @@ const ADD_ID = 'rift://symbol/typescript/src/calc.ts/add';
 const NEW_ADD = 'export function add(a: number, b: number): number {\n  return b + a;\n}';
 
 describe('agent code tools: replace_symbol and patch', () => {
-  let server: ScriptedModelServer;
-  let h: Harness | undefined;
   let engine: Engine | undefined;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-  });
-  after(() => server.close());
+  // Registered first, so the engine closes before the fixture's afterEach removes the workspace.
   afterEach(async () => {
     await engine?.close();
     engine = undefined;
-    h?.cleanup();
-    h = undefined;
-    assert.equal(server.pending, 0, 'every scripted reply was consumed');
   });
+  const { server, harness } = useModelServer({ assertConsumed: true });
 
   async function workspace(files: Record<string, string>, o: HarnessOptions = {}): Promise<Harness> {
     const cwd = tempDir();
@@ -39,8 +32,7 @@ describe('agent code tools: replace_symbol and patch', () => {
     }
     engine = await Engine.open(cwd, { watch: false });
     await engine.build();
-    h = harness(server, { ...o, cwd, code: { read: engine.read, search: engine.search, change: engine.change } });
-    return h;
+    return harness({ ...o, cwd, code: { read: engine.read, search: engine.search, change: engine.change } });
   }
 
   /** One tool call, then an answer; returns the tool result text the model saw. */

@@ -1,12 +1,12 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { tempDir } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { tempDir, useModelServer } from '../support/agent-harness.ts';
 
 const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -38,19 +38,10 @@ function rift(args: string[], cwd: string, home: string): Promise<Run> {
 }
 
 describe('headless rift -p', () => {
-  let server: ScriptedModelServer;
+  const { server, workspace } = useModelServer();
   let cwd: string;
   let home: string;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-    cwd = tempDir();
-    home = tempDir('rift-home-');
-  });
-  after(async () => {
-    await server.close();
-    rmSync(cwd, { recursive: true, force: true });
-    rmSync(home, { recursive: true, force: true });
-  });
+  before(() => ({ cwd, home } = workspace()));
 
   it('runs one turn autonomously: answer on stdout, progress on stderr, trace and session written', async () => {
     server.script(

@@ -1,4 +1,4 @@
-import { describe, it, before, after, afterEach } from 'node:test';
+import { describe, it, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,8 +15,8 @@ import { TrustStore } from '../../src/agent/trust.ts';
 import type { AgentEvent } from '../../src/agent/types.ts';
 import { UndoJournal } from '../../src/agent/undo.ts';
 import { Engine } from '../../src/services/engine.ts';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { harness, tempDir, type Harness } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { tempDir, useModelServer } from '../support/agent-harness.ts';
 
 // Post-edit hooks (reference B.13): run after each applied write/edit/replace_symbol/patch,
 // a failure reported in the tool result, trust-gated when they come from the project.
@@ -229,21 +229,11 @@ describe('post-edit hooks: config and trust', () => {
 });
 
 describe('post-edit hooks: through the agent loop', () => {
-  let server: ScriptedModelServer;
-  let h: Harness | undefined;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-  });
-  after(() => server.close());
-  afterEach(() => {
-    h?.cleanup();
-    h = undefined;
-    assert.equal(server.pending, 0, 'every scripted reply was consumed');
-  });
+  const { server, harness } = useModelServer({ assertConsumed: true });
 
   it("the hook's info line comes between tool_start and tool_result, and the model reads the failure report", async () => {
     server.script(ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'a.txt', content: 'hi\n' } }] }), ollamaReply({ content: 'Will fix.' }));
-    h = harness(server, { hooks: new PostEditHooks([FAIL3]) });
+    const h = harness({ hooks: new PostEditHooks([FAIL3]) });
     await h.run('create a.txt');
     assert.deepEqual(h.kinds(), ['iteration', 'tool_start', 'info', 'tool_result', 'edit_diff', 'iteration', 'content', 'done', 'context']);
     assert.equal(h.of('info')[0].text, `hook ✗ ${FAIL3}`);

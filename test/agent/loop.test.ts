@@ -1,32 +1,22 @@
-import { describe, it, before, after, afterEach } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { APPLY_NUDGE, CANCEL_NOTE, REPEAT_REFUSED, preview } from '../../src/agent/agent.ts';
 import { ALIASES } from '../../src/agent/tools/registry.ts';
-import { ScriptedModelServer, ollamaReply, openaiReply } from '../support/model-server.ts';
-import { harness, type Harness, TEST_HTTP } from '../support/agent-harness.ts';
+import { ollamaReply, openaiReply } from '../support/model-server.ts';
+import { TEST_HTTP, useModelServer } from '../support/agent-harness.ts';
 import { buildRoute } from '../../src/agent/routing.ts';
 
 describe('agent loop', () => {
-  let server: ScriptedModelServer;
-  let h: Harness | undefined;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-  });
-  after(() => server.close());
-  afterEach(() => {
-    h?.cleanup();
-    h = undefined;
-    assert.equal(server.pending, 0, 'every scripted reply was consumed');
-  });
+  const { server, harness } = useModelServer({ assertConsumed: true });
 
   it('runs the appendix exchange: write, edit_diff, answer, stats summed over calls', async () => {
     server.script(
       ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'a.txt', content: 'hi\n' } }], promptEvalCount: 1200, evalCount: 20, evalDurationNs: 500_000_000 }),
       ollamaReply({ content: 'Done.', promptEvalCount: 1300, evalCount: 3, evalDurationNs: 100_000_000 }),
     );
-    h = harness(server);
+    const h = harness();
     const r = await h.run('create a.txt');
     assert.equal(r.outcome, 'answered');
     assert.deepEqual(h.kinds(), ['iteration', 'tool_start', 'tool_result', 'edit_diff', 'iteration', 'content', 'done', 'context']);
@@ -51,7 +41,7 @@ describe('agent loop', () => {
 
   it('streams thinking then content and strips old thinking from later requests', async () => {
     server.script(ollamaReply({ thinking: ['pon', 'der'], content: ['Hi', ' there'] }), ollamaReply({ content: 'again' }));
-    h = harness(server);
+    const h = harness();
     await h.run('hello');
     assert.deepEqual(h.of('thinking').map((e) => e.text), ['pon', 'der']);
     assert.deepEqual(h.of('content').map((e) => e.text), ['Hi', ' there']);
@@ -68,7 +58,7 @@ describe('agent loop', () => {
   ] as const) {
     it(`recovers a textual tool call written as ${form}`, async () => {
       server.script(ollamaReply({ content }), ollamaReply({ content: 'ok' }));
-      h = harness(server);
+      const h = harness();
       writeFileSync(join(h.cwd, 'f.txt'), 'one\n');
       await h.run('look at f.txt');
       assert.ok(h.of('warning').some((w) => w.text === 'model emitted a textual tool call; recovered it'));
@@ -84,7 +74,7 @@ describe('agent loop', () => {
 
   it('does not recover JSON that names an unregistered tool or mixes prose', async () => {
     server.script(ollamaReply({ content: '{"name": "launch_rockets", "arguments": {}}' }), ollamaReply({ content: 'Here: {"name": "read", "arguments": {"path": "x"}}' }));
-    h = harness(server);
+    const h = harness();
     await h.run('hi');
     await h.run('hi');
     assert.equal(h.of('tool_start').length, 0);
@@ -93,7 +83,7 @@ describe('agent loop', () => {
   it('resolves every hallucinated alias to its tool and keeps the requested name on the result', async () => {
     const expected: Record<string, string> = {};
     for (const [from, to] of ALIASES) if (['read', 'write', 'edit', 'bash', 'ls', 'grep', 'glob'].includes(to)) expected[from] = to;
-    h = harness(server);
+    const h = harness();
     writeFileSync(join(h.cwd, 'f.txt'), 'x\n');
     const argsFor: Record<string, Record<string, unknown>> = {
       read: { path: 'f.txt' }, write: { path: 'w.txt', content: 'w' }, edit: { path: 'f.txt', old_string: 'zzz', new_string: 'y' },
@@ -120,7 +110,7 @@ describe('agent loop', () => {
       ollamaReply({ toolCalls: [call] }),
       ollamaReply({ content: 'giving up' }),
     );
-    h = harness(server);
+    const h = harness();
     await h.run('append');
     assert.equal(readFileSync(join(h.cwd, 'log.txt'), 'utf8'), 'hi\nhi\n', 'only two runs happened');
     assert.equal(h.of('tool_start').length, 2);
@@ -131,7 +121,7 @@ describe('agent loop', () => {
 
   it('nudges after four failures in a row and ends the turn at seven', async () => {
     for (let i = 0; i < 7; i++) server.script(ollamaReply({ toolCalls: [{ name: 'read', arguments: { path: `missing-${i}.txt` } }] }));
-    h = harness(server, { maxIterations: 20 });
+    const h = harness({ maxIterations: 20 });
     const r = await h.run('read things');
     assert.equal(r.outcome, 'stuck');
     assert.ok(h.agent.messages.some((m) => m.role === 'user' && m.content.includes('change approach')));
@@ -140,7 +130,7 @@ describe('agent loop', () => {
   });
 
   it('a success resets the stuck counter', async () => {
-    h = harness(server, { maxIterations: 20 });
+    const h = harness({ maxIterations: 20 });
     writeFileSync(join(h.cwd, 'ok.txt'), 'fine\n');
     for (let i = 0; i < 6; i++) server.script(ollamaReply({ toolCalls: [{ name: 'read', arguments: { path: i === 3 ? 'ok.txt' : `nope-${i}` } }] }));
     server.script(ollamaReply({ content: 'done' }));
@@ -154,7 +144,7 @@ describe('agent loop', () => {
       ollamaReply({ toolCalls: [{ name: 'ls', arguments: { path: '.' } }] }),
       ollamaReply({ content: 'summary of work' }),
     );
-    h = harness(server, { maxIterations: 3 });
+    const h = harness({ maxIterations: 3 });
     const r = await h.run('explore');
     assert.equal(r.outcome, 'wrapped');
     const last = server.chatRequests().at(-1)!.body;
@@ -165,7 +155,7 @@ describe('agent loop', () => {
 
   it('nudges a model that answered an actionable prompt without changing files', async () => {
     server.script(ollamaReply({ content: 'Change x to y:\n```\ny\n```' }), ollamaReply({ content: 'my previous answer stands' }));
-    h = harness(server);
+    const h = harness();
     await h.run('fix the bug in x');
     assert.ok(h.of('warning').some((w) => w.text.startsWith('model finished without modifying any files')));
     assert.ok(h.agent.messages.some((m) => m.content === APPLY_NUDGE));
@@ -173,7 +163,7 @@ describe('agent loop', () => {
 
   it('answers every tool call id when cancelled mid-tool, then the next prompt carries the cancel note', async () => {
     server.script(ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 5' } }, { name: 'ls', arguments: {} }] }));
-    h = harness(server);
+    const h = harness();
     const ctl = new AbortController();
     const started = Date.now();
     const p = h.run('wait', ctl.signal);
@@ -195,7 +185,7 @@ describe('agent loop', () => {
 
   it('cancel while streaming drops the call and ends the turn', async () => {
     server.script({ chunks: ['{"message":{"role":"assistant","content":"par"}}\n'], hang: true });
-    h = harness(server);
+    const h = harness();
     const ctl = new AbortController();
     const p = h.run('stream', ctl.signal);
     while (!h.events.some((e) => e.event === 'content')) await new Promise((r) => setTimeout(r, 5));
@@ -207,7 +197,7 @@ describe('agent loop', () => {
 
   it('a model error ends the turn with a warning and zero-stats done', async () => {
     server.script({ chunks: ['{"message":{"role":"assistant","content":"par"}}\n', '{"error":"model runner has unexpectedly stopped"}\n'] });
-    h = harness(server);
+    const h = harness();
     const r = await h.run('x');
     assert.equal(r.outcome, 'error');
     assert.match(h.of('warning').at(-1)!.text, /^error: .*model runner has unexpectedly stopped/);
@@ -216,14 +206,14 @@ describe('agent loop', () => {
 
   it('warns about front truncation from prompt_eval_count', async () => {
     server.script(ollamaReply({ content: 'x', promptEvalCount: 995 }));
-    h = harness(server, { numCtx: 1000 });
+    const h = harness({ numCtx: 1000 });
     await h.run('x');
     assert.ok(h.of('warning').some((w) => w.text === 'context overflow: prompt filled num_ctx=1000 and was likely front-truncated; results may be degraded'));
   });
 
   it('strips leaked template tokens', async () => {
     server.script(ollamaReply({ content: 'answer<|im_end|>' }));
-    h = harness(server);
+    const h = harness();
     const r = await h.run('x');
     assert.equal(r.reply, 'answer');
     assert.ok(h.of('warning').some((w) => w.text === 'stripped leaked template tokens from output'));
@@ -231,7 +221,7 @@ describe('agent loop', () => {
 
   it('emits a plan event with the full list after the plan tool', async () => {
     server.script(ollamaReply({ toolCalls: [{ name: 'plan', arguments: { set: ['a', 'b'] } }, { name: 'plan', arguments: { done: 1 } }] }), ollamaReply({ content: 'ok' }));
-    h = harness(server);
+    const h = harness();
     await h.run('plan it');
     const plans = h.of('plan');
     assert.equal(plans.length, 2);
@@ -241,7 +231,7 @@ describe('agent loop', () => {
 
   it('runs the same loop over the OpenAI-compatible provider with split tool-call deltas', async () => {
     server.script(openaiReply({ toolCalls: [{ name: 'write', arguments: { path: 'o.txt', content: 'z' }, id: 'call_a' }] }), openaiReply({ content: 'done' }));
-    h = harness(server, { route: buildRoute('test-model', { host: `${server.url}/v1`, providers: {} }, {}, TEST_HTTP) });
+    const h = harness({ route: buildRoute('test-model', { host: `${server.url}/v1`, providers: {} }, {}, TEST_HTTP) });
     await h.run('create o.txt');
     assert.equal(readFileSync(join(h.cwd, 'o.txt'), 'utf8'), 'z');
     const second = server.chatRequests().at(-1)!.body.messages;

@@ -1,4 +1,4 @@
-import { describe, it, before, after, afterEach } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,8 +6,8 @@ import { Approval } from '../../src/agent/approval.ts';
 import { mergeConfig } from '../../src/agent/config.ts';
 import type { AskRequest, Gate, ReviewRequest } from '../../src/agent/gate.ts';
 import { PermissionRules, builtinBashDenied, parseRule, suggestBashPattern, suggestEditRule } from '../../src/agent/permissions.ts';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { harness, tempDir, type Harness } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { tempDir, useModelServer } from '../support/agent-harness.ts';
 
 function scriptedGate(answers: Array<string | null>, review?: Gate['review']): Gate & { asked: AskRequest[] } {
   const asked: AskRequest[] = [];
@@ -111,23 +111,14 @@ describe('agent permissions: rules', () => {
 });
 
 describe('agent permissions: approval through the loop', () => {
-  let server: ScriptedModelServer;
-  let h: Harness | undefined;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-  });
-  after(() => server.close());
-  afterEach(() => {
-    h?.cleanup();
-    h = undefined;
-  });
+  const { server, harness } = useModelServer();
 
   it('deny rules refuse under auto-approve; ask rules deny when no user is attached', async () => {
     server.script(
       ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'locked/a.txt', content: 'x' } }, { name: 'bash', arguments: { command: 'git push origin' } }] }),
       ollamaReply({ content: 'ok' }),
     );
-    h = harness(server, { approve: false, rules: { deny: ['Edit(locked/**)'], ask: ['Bash(git push *)'] } });
+    const h = harness({ approve: false, rules: { deny: ['Edit(locked/**)'], ask: ['Bash(git push *)'] } });
     await h.run('push it');
     const results = h.agent.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     assert.deepEqual(results, [
@@ -144,7 +135,7 @@ describe('agent permissions: approval through the loop', () => {
       ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'touch t1.txt' } }, { name: 'bash', arguments: { command: 'touch t2.txt' } }] }),
       ollamaReply({ content: 'ok' }),
     );
-    h = harness(server, { approve: true, gate });
+    const h = harness({ approve: true, gate });
     await h.run('go');
     assert.equal(gate.asked.length, 3, 'the session grant covered the second write');
     assert.deepEqual(gate.asked[0], {
@@ -176,7 +167,7 @@ describe('agent permissions: approval through the loop', () => {
         .join('\n');
       return { apply: true, content };
     });
-    h = harness(server, { approve: true, gate });
+    const h = harness({ approve: true, gate });
     const file = join(h.cwd, 'f.txt');
     const prior = 'a\nb\nc\nd\ne\n';
     writeFileSync(file, prior);
@@ -206,7 +197,7 @@ describe('agent permissions: approval through the loop', () => {
 
   it('a denied review tells the model not to retry', async () => {
     const gate = scriptedGate([], async () => ({ apply: false }));
-    h = harness(server, { approve: true, gate });
+    const h = harness({ approve: true, gate });
     server.script(ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'n.txt', content: 'x' } }] }), ollamaReply({ content: 'ok' }));
     await h.run('write n');
     assert.equal(h.agent.messages.find((m) => m.role === 'tool')!.content, 'ERROR: the user DENIED this write action in review. Do not retry it; ask them how to proceed or choose another approach.');
@@ -214,7 +205,7 @@ describe('agent permissions: approval through the loop', () => {
   });
 
   it('undo deletes created files and walks back turn by turn', async () => {
-    h = harness(server);
+    const h = harness();
     writeFileSync(join(h.cwd, 'keep.txt'), 'v1');
     server.script(ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'keep.txt', content: 'v2' } }] }), ollamaReply({ content: 'ok' }));
     await h.run('edit keep');

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { OllamaProvider, truncationSuspected } from '../../src/agent/ollama.ts';
@@ -7,6 +7,7 @@ import { ProviderError, type HttpOptions } from '../../src/agent/http.ts';
 import { buildRoute, preflight } from '../../src/agent/routing.ts';
 import type { ChatRequest, StreamDelta } from '../../src/agent/types.ts';
 import { ScriptedModelServer, ollamaReply, openaiReply } from '../support/model-server.ts';
+import { useModelServer } from '../support/agent-harness.ts';
 
 const http: HttpOptions = { connectTimeoutMs: 2000, readIdleTimeoutMs: 2000, attempts: 1, backoffMs: 10 };
 
@@ -25,15 +26,13 @@ async function errorOf(p: Promise<unknown>): Promise<ProviderError> {
 }
 
 describe('agent providers: Ollama native', () => {
-  let server: ScriptedModelServer;
-  before(async () => {
-    server = await ScriptedModelServer.start({
+  const { server } = useModelServer({
+    models: {
       'test-model': { capabilities: ['completion', 'tools'], contextLength: 8192 },
       thinker: { capabilities: ['completion', 'tools', 'thinking'], contextLength: 131072 },
       plain: { capabilities: ['completion'] },
-    });
+    },
   });
-  after(() => server.close());
 
   it('streams thinking and content, sends num_ctx, keep_alive and think on every request', async () => {
     server.script(ollamaReply({ thinking: 'Let me look', content: ['Hel', 'lo'], promptEvalCount: 11, evalCount: 2, evalDurationNs: 1_000_000 }));
@@ -159,11 +158,7 @@ describe('agent providers: Ollama native', () => {
 });
 
 describe('agent providers: OpenAI-compatible', () => {
-  let server: ScriptedModelServer;
-  before(async () => {
-    server = await ScriptedModelServer.start({ 'gpt-x': { openai: { max_model_len: 65536 } } });
-  });
-  after(() => server.close());
+  const { server } = useModelServer({ models: { 'gpt-x': { openai: { max_model_len: 65536 } } } });
 
   it('assembles tool-call deltas by index, sends the bearer key, never sends num_ctx', async () => {
     server.script(openaiReply({ content: 'ok', thinking: 'hmm', toolCalls: [{ name: 'read', arguments: { path: 'a.ts' }, id: 'c1' }, { name: 'grep', arguments: { pattern: 'x' } }], promptEvalCount: 42, evalCount: 7 }));

@@ -1,4 +1,4 @@
-import { describe, it, before, after, afterEach } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -10,8 +10,8 @@ import { openSession } from '../../src/agent/setup.ts';
 import { KEEP_USER_TURNS, SUMMARY_PREFIX, estimate, pruneOldOutputs, usableBudget } from '../../src/agent/compaction.ts';
 import { projectGuides } from '../../src/agent/prompt.ts';
 import type { Message } from '../../src/agent/types.ts';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { harness, tempDir, type Harness } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { tempDir, useModelServer } from '../support/agent-harness.ts';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const SESSION_MODULE = pathToFileURL(new URL('../../src/agent/session.ts', import.meta.url).pathname).href;
@@ -171,17 +171,7 @@ describe('agent sessions', () => {
 });
 
 describe('agent context: estimate, compaction, guides', () => {
-  let server: ScriptedModelServer;
-  let h: Harness | undefined;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-  });
-  after(() => server.close());
-  afterEach(() => {
-    h?.cleanup();
-    h = undefined;
-    assert.equal(server.pending, 0);
-  });
+  const { server, harness } = useModelServer({ assertConsumed: true });
 
   function history(turns: number, outputChars: number): Message[] {
     const m: Message[] = [{ role: 'system', content: 'sys' }];
@@ -207,7 +197,7 @@ describe('agent context: estimate, compaction, guides', () => {
 
   it('compacts before the call in two stages with its events, keeping the current turn', async () => {
     // num_ctx 8192 → usable 4096 tokens; even pruned, the last old turn's 20 kB output is over it.
-    h = harness(server, { numCtx: 8192, messages: history(3, 20_000) });
+    const h = harness({ numCtx: 8192, messages: history(3, 20_000) });
     h.agent.messages[0].content = 'sys';
     server.script(
       { body: JSON.stringify({ message: { role: 'assistant', content: '## Goal\nread files' }, done: true, prompt_eval_count: 50, eval_count: 20 }) },
@@ -233,14 +223,14 @@ describe('agent context: estimate, compaction, guides', () => {
   });
 
   it('a failed summary continues pruned with a warning', async () => {
-    h = harness(server, { numCtx: 8192, messages: history(3, 40_000) });
+    const h = harness({ numCtx: 8192, messages: history(3, 40_000) });
     server.script({ status: 500, body: '{"error":"nope"}' }, ollamaReply({ content: 'ok' }));
     await h.run('go');
     assert.ok(h.of('warning').some((w) => /^summarization failed \(model server returned HTTP 500: nope\); continuing pruned$/.test(w.text)));
   });
 
   it('context usage is the calibrated estimate against num_ctx; calibration follows the server', async () => {
-    h = harness(server, { numCtx: 16384 });
+    const h = harness({ numCtx: 16384 });
     const before = h.agent.contextUsage();
     assert.equal(before.limit, 16384);
     server.script(ollamaReply({ content: 'ok', promptEvalCount: 5000 }));
@@ -265,7 +255,7 @@ describe('agent context: estimate, compaction, guides', () => {
   it('autosaves after every turn, including failed ones', async () => {
     const d = tempDir();
     const path = Session.reserve(d);
-    h = harness(server, { sessionPath: path });
+    const h = harness({ sessionPath: path });
     server.script({ status: 500, body: '{"error":"down"}' });
     await h.run('first');
     const saved = JSON.parse(readFileSync(path, 'utf8'));

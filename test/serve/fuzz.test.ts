@@ -1,8 +1,7 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { tempDir } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { useModelServer } from '../support/agent-harness.ts';
 import { ServeClient } from './client.ts';
 
 // 10,000 random and malformed stdin lines: the process never crashes and every stdout line is JSON.
@@ -43,19 +42,10 @@ export function fuzzLines(n: number, seed = 42): string[] {
 }
 
 describe('rift --serve fuzz', () => {
-  let server: ScriptedModelServer;
+  const { server, workspace } = useModelServer();
   let cwd: string;
   let home: string;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-    cwd = tempDir('rift-serve-fuzz-');
-    home = tempDir('rift-home-');
-  });
-  after(async () => {
-    await server.close();
-    rmSync(cwd, { recursive: true, force: true });
-    rmSync(home, { recursive: true, force: true });
-  });
+  before(() => ({ cwd, home } = workspace('rift-serve-fuzz-')));
 
   it('10,000 random and malformed lines never crash it or put a non-JSON line on stdout', async () => {
     for (let i = 0; i < 50; i++) server.script(ollamaReply({ content: `reply ${i}` }));

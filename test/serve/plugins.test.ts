@@ -1,9 +1,9 @@
-import { describe, it, before, after, beforeEach } from 'node:test';
+import { describe, it, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { tempDir } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { useModelServer } from '../support/agent-harness.ts';
 import { ServeClient } from './client.ts';
 
 const MANIFEST = {
@@ -14,28 +14,18 @@ const MANIFEST = {
 };
 
 describe('rift --serve plugins', () => {
-  let server: ScriptedModelServer;
+  const { server, workspace, killAtEnd } = useModelServer({ clearBeforeEach: true });
   let cwd: string;
   let home: string;
-  const clients: ServeClient[] = [];
   const open = () => {
     const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
-    clients.push(c);
+    killAtEnd(c.child);
     return c;
   };
-  before(async () => {
-    server = await ScriptedModelServer.start();
-  });
   beforeEach(() => {
-    (server as unknown as { queue: unknown[] }).queue.length = 0;
-    cwd = tempDir('rift-serve-plugin-');
-    home = tempDir('rift-home-');
+    ({ cwd, home } = workspace('rift-serve-plugin-'));
     mkdirSync(join(cwd, '.rift', 'plugins', 'demo'), { recursive: true });
     writeFileSync(join(cwd, '.rift', 'plugins', 'demo', 'plugin.json'), JSON.stringify(MANIFEST, null, 2));
-  });
-  after(async () => {
-    for (const c of clients) if (c.child.exitCode === null) c.child.kill('SIGKILL');
-    await server.close();
   });
 
   it('offers an untrusted project plugin at the first hello; trust registers its tools live and persists', async () => {

@@ -1,42 +1,32 @@
-import { describe, it, before, after, beforeEach } from 'node:test';
+import { describe, it, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { tempDir } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { useModelServer } from '../support/agent-harness.ts';
 import { ServeClient, type Ev } from './client.ts';
 
 const COMMANDS = ['hello', 'prompt', 'answer', 'edit_decision', 'cancel', 'undo', 'list_sessions', 'list_models', 'set_model', 'set_approval'];
 const ZERO = { iterations: 0, prompt_tokens: 0, billed_prompt_tokens: 0, output_tokens: 0, duration_ms: 0, tokens_per_sec: 0 };
 
 describe('rift --serve', () => {
-  let server: ScriptedModelServer;
-  let cwd: string;
-  let home: string;
-  const clients: ServeClient[] = [];
-  const open = (args: string[] = [], index = false) => {
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', ...(index ? [] : ['--no-index']), ...args], cwd, home);
-    clients.push(c);
-    return c;
-  };
-
-  before(async () => {
-    server = await ScriptedModelServer.start({
+  const { server, workspace, killAtEnd } = useModelServer({
+    models: {
       'test-model': { capabilities: ['completion', 'tools'], contextLength: 32768 },
       'small-model': { capabilities: ['completion', 'tools'], contextLength: 8192 },
       'no-tools': { capabilities: ['completion'], contextLength: 8192 },
-    });
-  });
-  beforeEach(() => {
+    },
     // A failed test must not leave its unconsumed replies to the next one.
-    (server as unknown as { queue: unknown[] }).queue.length = 0;
-    cwd = tempDir('rift-serve-');
-    home = tempDir('rift-home-');
+    clearBeforeEach: true,
   });
-  after(async () => {
-    for (const c of clients) if (c.child.exitCode === null) c.child.kill('SIGKILL');
-    await server.close();
-  });
+  let cwd: string;
+  let home: string;
+  beforeEach(() => ({ cwd, home } = workspace('rift-serve-')));
+  const open = (args: string[] = [], index = false) => {
+    const c = new ServeClient(['--host', server.url, '--model', 'test-model', ...(index ? [] : ['--no-index']), ...args], cwd, home);
+    killAtEnd(c.child);
+    return c;
+  };
 
   it('starts with ready (every field) then context; blank lines ignored; bad lines warn; EOF exits 0', async () => {
     const c = open([], true);
@@ -366,7 +356,7 @@ describe('rift --serve', () => {
 
   it('an unreachable model server still gives ready, then a warning; prompts fail with zero-stats done', async () => {
     const c = new ServeClient(['--host', 'http://127.0.0.1:9', '--model', 'test-model', '--no-index'], cwd, home);
-    clients.push(c);
+    killAtEnd(c.child);
     await c.event('ready');
     const w = await c.event('warning');
     assert.deepEqual(c.events.map((e) => e.event).slice(0, 3), ['ready', 'context', 'warning']);

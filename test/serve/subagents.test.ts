@@ -1,25 +1,16 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ScriptedModelServer, ollamaReply } from '../support/model-server.ts';
-import { tempDir } from '../support/agent-harness.ts';
+import { ollamaReply } from '../support/model-server.ts';
+import { tempDir, useModelServer } from '../support/agent-harness.ts';
 import { ServeClient } from './client.ts';
 
 describe('rift --serve sub-agents', () => {
-  let server: ScriptedModelServer;
+  const { server, workspace } = useModelServer();
   let cwd: string;
   let home: string;
-  before(async () => {
-    server = await ScriptedModelServer.start();
-    cwd = tempDir('rift-serve-sub-');
-    home = tempDir('rift-home-');
-  });
-  after(async () => {
-    await server.close();
-    rmSync(cwd, { recursive: true, force: true });
-    rmSync(home, { recursive: true, force: true });
-  });
+  before(() => ({ cwd, home } = workspace('rift-serve-sub-')));
 
   it('the agent tool runs concurrent sub-agents with subagent_* events and returns their reports', async () => {
     server.script(

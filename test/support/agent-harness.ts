@@ -1,6 +1,9 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, afterEach, before, beforeEach } from 'node:test';
 import { Agent, type AgentOptions } from '../../src/agent/agent.ts';
 import { Approval } from '../../src/agent/approval.ts';
 import { DETACHED_GATE, type Gate } from '../../src/agent/gate.ts';
@@ -8,7 +11,7 @@ import type { HttpOptions } from '../../src/agent/http.ts';
 import { PermissionRules } from '../../src/agent/permissions.ts';
 import { buildRoute } from '../../src/agent/routing.ts';
 import type { AgentEvent } from '../../src/agent/types.ts';
-import type { ScriptedModelServer } from './model-server.ts';
+import { ScriptedModelServer, type ModelSpec } from './model-server.ts';
 
 // An Agent wired to the scripted model server in a temp workspace, collecting its events.
 
@@ -69,5 +72,63 @@ export function harness(server: ScriptedModelServer, o: HarnessOptions = {}): Ha
       agent.tasks.killAll();
       rmSync(cwd, { recursive: true, force: true });
     },
+  };
+}
+
+export interface ModelServerOptions {
+  /** The models served (default: `test-model` with tools and a 32768 context). */
+  models?: Record<string, ModelSpec>;
+  /** After each test, assert that every scripted reply was consumed. */
+  assertConsumed?: boolean;
+  /** Before each test, drop the replies an earlier (failed) test left unconsumed. */
+  clearBeforeEach?: boolean;
+}
+
+export interface ModelServerFixture {
+  /** The scripted server: listening from the describe's `before` until its `after`. */
+  server: ScriptedModelServer;
+  /** An Agent harness on the server, cleaned up after the current test. */
+  harness(o?: HarnessOptions): Harness;
+  /** A fresh workspace dir and RIFT_HOME (`rift-home-…`), removed after the describe. */
+  workspace(prefix?: string): { cwd: string; home: string };
+  /** SIGKILLs `child` after the describe, before the server closes, if it is still running. */
+  killAtEnd(child: ChildProcess): void;
+}
+
+/**
+ * A scripted model server for the enclosing describe: registers the node:test hooks that start
+ * and close it and clean up after each test, so `const { server } = useModelServer()` works.
+ */
+export function useModelServer(o: ModelServerOptions = {}): ModelServerFixture {
+  const server = new ScriptedModelServer(o.models);
+  const harnesses: Harness[] = [];
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  before(async () => {
+    await server.listen();
+  });
+  if (o.clearBeforeEach) beforeEach(() => server.clear());
+  afterEach(() => {
+    for (const h of harnesses.splice(0)) h.cleanup();
+    if (o.assertConsumed) assert.equal(server.pending, 0, 'every scripted reply was consumed');
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await server.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    server,
+    harness: (ho) => {
+      const h = harness(server, ho);
+      harnesses.push(h);
+      return h;
+    },
+    workspace: (prefix) => {
+      const ws = { cwd: tempDir(prefix), home: tempDir('rift-home-') };
+      dirs.push(ws.cwd, ws.home);
+      return ws;
+    },
+    killAtEnd: (child) => void children.push(child),
   };
 }

@@ -67,20 +67,33 @@ export class ScriptedModelServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  static async start(models: Record<string, ModelSpec> = { 'test-model': { capabilities: ['completion', 'tools'], contextLength: 32768 } }): Promise<ScriptedModelServer> {
-    const s = new ScriptedModelServer();
-    for (const [k, v] of Object.entries(models)) s.models.set(k, v);
-    s.server = createServer((req, res) => void s.handle(req, res));
+  /** Serves `models`; not listening (no `url`) until `listen()`. */
+  constructor(models: Record<string, ModelSpec> = { 'test-model': { capabilities: ['completion', 'tools'], contextLength: 32768 } }) {
+    for (const [k, v] of Object.entries(models)) this.models.set(k, v);
+  }
+
+  static async start(models?: Record<string, ModelSpec>): Promise<ScriptedModelServer> {
+    return new ScriptedModelServer(models).listen();
+  }
+
+  async listen(): Promise<this> {
+    const server = createServer((req, res) => void this.handle(req, res));
     // undici keeps a pooled connection only when the server's keep-alive hint leaves more than its 1 s margin.
-    s.server.keepAliveTimeout = 10_000;
-    await new Promise<void>((resolve) => s.server!.listen(0, '127.0.0.1', resolve));
-    s.port = (s.server.address() as AddressInfo).port;
-    return s;
+    server.keepAliveTimeout = 10_000;
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    return this;
   }
 
   script(...steps: Step[]): this {
     this.queue.push(...steps);
     return this;
+  }
+
+  /** Drops the scripted replies not served yet; the recorded requests stay. */
+  clear(): void {
+    this.queue.length = 0;
   }
 
   get pending(): number {
