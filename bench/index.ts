@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { setLogLevel } from '../src/core/log.ts';
+import { lineNumberFromStarts, lineStarts } from '../src/core/lines.ts';
 import { Engine } from '../src/services/engine.ts';
 import { copyTree, fmtMb, fmtMs, median, percentile, seededRandom, sleep, timed, treeSize, writeSection, type Timed } from './lib.ts';
 
@@ -171,22 +172,6 @@ interface Recall {
   outside: { tags: number; files: string[] };
 }
 
-function lineStarts(bytes: Uint8Array): number[] {
-  const starts = [0];
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a) starts.push(i + 1);
-  return starts;
-}
-
-function lineOf(starts: readonly number[], offset: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid] <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo + 1;
-}
 
 function recall(dir: string, spec: TreeSpec, sameFiles: CtagsTag[], wholeTree: CtagsTag[], parsed: ReadonlySet<string>): Recall {
   const db = new Database(join(dir, '.rift', 'rift.db'), { readonly: true, fileMustExist: true });
@@ -207,7 +192,7 @@ function recall(dir: string, spec: TreeSpec, sameFiles: CtagsTag[], wholeTree: C
       const byName = decls.get(path)!;
       const list = byName.get(r.name) ?? [];
       // `line` starts the whole span (docs, decorators); ctags points at the item itself.
-      list.push([r.line, lineOf(starts, r.item_start)]);
+      list.push([r.line, lineNumberFromStarts(starts, r.item_start)]);
       byName.set(r.name, list);
     }
   } finally {

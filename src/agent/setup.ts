@@ -1,8 +1,13 @@
+import { Approval } from './approval.ts';
+import { userDirs, type PermissionConfig } from './config.ts';
+import { PermissionRules } from './permissions.ts';
 import { resumeBrief, Session } from './session.ts';
+import { persistAllowRule } from './user-config.ts';
 import type { Message } from './types.ts';
 
-// Session selection shared by the front ends (`-p`, `--serve`): `--resume FILE`, `--continue`
-// (the newest non-empty session) or a freshly reserved file. Notes are for stderr.
+// Set-up shared by the front ends (`-p`, `--serve`): session selection (`--resume FILE`,
+// `--continue` — the newest non-empty session — or a freshly reserved file) and the approval
+// switch over the configured rules. Notes and warnings are for stderr.
 
 export interface OpenedSession {
   path: string;
@@ -37,4 +42,20 @@ export function historyMessages(messages: readonly Message[]): Array<{ role: 'us
     else if (m.role === 'assistant' && m.content !== '' && !(m.tool_calls && m.tool_calls.length > 0)) out.push({ role: 'assistant', text: m.content });
   }
   return out;
+}
+
+/**
+ * The approval switch over the configured permission rules; malformed rules are reported, and an
+ * "always allow" answer is persisted to the user config (a failure to persist is reported, not fatal).
+ */
+export function createApproval(approve: boolean, permissions: PermissionConfig, cwd: string, warn: (text: string) => void): Approval {
+  const rules = new PermissionRules(permissions, cwd);
+  for (const m of rules.malformed) warn(m);
+  return new Approval(approve, rules, cwd, (rule) => {
+    try {
+      persistAllowRule(userDirs().config, rule);
+    } catch (e) {
+      warn(`could not persist permission rule: ${(e as Error).message}`);
+    }
+  });
 }

@@ -1,17 +1,14 @@
 import { createInterface } from 'node:readline/promises';
 import { Agent, type TurnResult } from '../agent/agent.ts';
-import { Approval } from '../agent/approval.ts';
-import { loadAgentConfig, userDirs, type AgentFlags } from '../agent/config.ts';
+import { loadAgentConfig, type AgentFlags } from '../agent/config.ts';
 import { DETACHED_GATE, type Gate } from '../agent/gate.ts';
 import { PostEditHooks } from '../agent/hooks.ts';
-import { PermissionRules } from '../agent/permissions.ts';
 import { systemPrompt } from '../agent/prompt.ts';
 import { buildRoute, preflight } from '../agent/routing.ts';
-import { openSession } from '../agent/setup.ts';
+import { createApproval, openSession } from '../agent/setup.ts';
 import { appendTrace, traceRecord } from '../agent/trace.ts';
 import { TrustStore } from '../agent/trust.ts';
 import type { AgentEvent } from '../agent/types.ts';
-import { persistAllowRule } from '../agent/user-config.ts';
 import { log } from '../core/log.ts';
 import { Engine } from '../services/engine.ts';
 import { intFlag, parse, UsageError } from './args.ts';
@@ -69,15 +66,7 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
 
   // Headless approval is off unless --approve asks for it; then a terminal on stdin answers.
   const approve = values.approve === true;
-  const rules = new PermissionRules(config.permissions, cwd);
-  for (const m of rules.malformed) err(`warning: ${m}\n`);
-  const approval = new Approval(approve, rules, cwd, (rule) => {
-    try {
-      persistAllowRule(userDirs().config, rule);
-    } catch (e) {
-      err(`warning: could not persist permission rule: ${(e as Error).message}\n`);
-    }
-  });
+  const approval = createApproval(approve, config.permissions, cwd, (w) => err(`warning: ${w}\n`));
   const gate: Gate = approve && process.stdin.isTTY ? terminalGate() : DETACHED_GATE;
   // Headless never asks to trust: an untrusted project hook is skipped with a note.
   const hooks = PostEditHooks.fromConfig(config, TrustStore.user(), (n) => err(`${n}\n`));

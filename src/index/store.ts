@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
+import { lineNumberFromStarts, lineStarts } from '../core/lines.ts';
 import type { Declaration } from '../syntax/types.ts';
 import type { TextInput } from './parse-job.ts';
 
@@ -369,18 +370,8 @@ export class Store {
 
   private insertDeclarations(fileId: number, bytes: Uint8Array, declarations: readonly Declaration[], text: TextInput | null): void {
     // Line numbers from one pass over the bytes.
-    const starts: number[] = [0];
-    for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a) starts.push(i + 1);
-    const lineOf = (offset: number): number => {
-      let lo = 0;
-      let hi = starts.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (starts[mid] <= offset) lo = mid;
-        else hi = mid - 1;
-      }
-      return lo + 1;
-    };
+    const starts = lineStarts(bytes);
+    const lineOf = (offset: number): number => lineNumberFromStarts(starts, offset);
     for (const [i, d] of declarations.entries()) {
       const qlower = d.qualifiedName.toLowerCase();
       const info = this.stmts.insertSymbol.run(

@@ -1,17 +1,14 @@
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Agent } from '../agent/agent.ts';
-import { Approval } from '../agent/approval.ts';
 import { loadAgentConfig, userDirs, type AgentFlags } from '../agent/config.ts';
 import { PostEditHooks } from '../agent/hooks.ts';
-import { PermissionRules } from '../agent/permissions.ts';
 import { systemPrompt } from '../agent/prompt.ts';
 import { buildRoute, preflight, type Route } from '../agent/routing.ts';
-import { historyMessages, openSession } from '../agent/setup.ts';
+import { createApproval, historyMessages, openSession } from '../agent/setup.ts';
 import { ToolRegistry } from '../agent/tools/registry.ts';
 import type { CodeServices } from '../agent/tools/context.ts';
 import { TrustStore } from '../agent/trust.ts';
-import { persistAllowRule } from '../agent/user-config.ts';
 import { log } from '../core/log.ts';
 import type { Engine } from '../services/engine.ts';
 import { ServeGate, ServeSession, type Wire } from './server.ts';
@@ -63,15 +60,7 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   for (const n of opened.notes) err(`${n}\n`);
 
   const approve = flags.approveMode ?? config.permissions.approve;
-  const rules = new PermissionRules(config.permissions, cwd);
-  for (const m of rules.malformed) err(`warning: ${m}\n`);
-  const approval = new Approval(approve, rules, cwd, (rule) => {
-    try {
-      persistAllowRule(userDirs().config, rule);
-    } catch (e) {
-      err(`warning: could not persist permission rule: ${(e as Error).message}\n`);
-    }
-  });
+  const approval = createApproval(approve, config.permissions, cwd, (w) => err(`warning: ${w}\n`));
 
   const found = discoverSkills([join(cwd, '.rift', 'skills'), join(userDirs().config, 'skills')]);
   const { plugins, warnings: pluginWarnings } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs().config, 'plugins'));

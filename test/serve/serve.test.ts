@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { ollamaReply } from '../support/model-server.ts';
 import { useModelServer } from '../support/agent-harness.ts';
-import { ServeClient, type Ev } from './client.ts';
+import { ServeClient } from './client.ts';
 
 const COMMANDS = ['hello', 'prompt', 'answer', 'edit_decision', 'cancel', 'undo', 'list_sessions', 'list_models', 'set_model', 'set_approval'];
 const ZERO = { iterations: 0, prompt_tokens: 0, billed_prompt_tokens: 0, output_tokens: 0, duration_ms: 0, tokens_per_sec: 0 };
