@@ -1,6 +1,5 @@
-// Python declarations: classes, functions and methods at any depth, functions and methods bound
-// to a lambda at module or class level (`key = lambda x: …`), plus module-level ALL_CAPS
-// constants. Decorators belong to the span through `decorated_definition`; comments never
+// Python declarations: classes, functions and methods at any depth — `def`, or a lambda bound
+// by a plain assignment (`key = lambda x: …`) — plus module-level ALL_CAPS constants. Decorators belong to the span through `decorated_definition`; comments never
 // attach (docstrings live inside the body already).
 
 import type { Node, Tree } from 'web-tree-sitter';
@@ -33,11 +32,11 @@ export function pythonDeclarations(tree: Tree, source: SourceText): Declaration[
       continue;
     }
     if (type === 'lambda') {
+      // `name = lambda …` declares like a `def` would at that place: a method when the
+      // nearest enclosing declaration is a class, else a function (nested ones qualify).
       const stmt = lambdaStatement(node);
       if (stmt === null) continue;
-      // Module level with no enclosing declaration, or directly in a class body.
-      const inClass = stmt.parent!.type === 'block';
-      if (inClass ? top === null || top.type !== 'class_definition' || top.end < stmt.endIndex : top !== null) continue;
+      const inClass = top !== null && top.type === 'class_definition';
       const name = stmt.firstNamedChild!.childForFieldName('left')!.text;
       const visibility = isPrivate(name) ? 'private' : 'public';
       const facets: SymbolFacet[] = inClass ? ['value', 'callable', 'member'] : ['value', 'callable'];
@@ -101,10 +100,7 @@ export function pythonDeclarations(tree: Tree, source: SourceText): Declaration[
   return out.finish();
 }
 
-/**
- * The statement `name = lambda …` that binds this lambda, when it is one at module level or
- * directly in a class body; otherwise null.
- */
+/** The statement `name = lambda …` (or `name: T = lambda …`) that binds this lambda, else null. */
 function lambdaStatement(lambda: Node): Node | null {
   const assignment = lambda.parent;
   if (assignment === null || assignment.type !== 'assignment') return null;
@@ -112,11 +108,7 @@ function lambdaStatement(lambda: Node): Node | null {
   const left = assignment.childForFieldName('left');
   if (right === null || right.startIndex !== lambda.startIndex || left === null || left.type !== 'identifier') return null;
   const stmt = assignment.parent;
-  if (stmt === null || stmt.type !== 'expression_statement') return null;
-  const container = stmt.parent;
-  if (container === null) return null;
-  if (container.type === 'module') return stmt;
-  return container.type === 'block' && container.parent?.type === 'class_definition' ? stmt : null;
+  return stmt !== null && stmt.type === 'expression_statement' ? stmt : null;
 }
 
 /** `_x` and `__x` are private by convention; dunders (`__init__`) are not. */

@@ -6,7 +6,7 @@ import { declare, get, table, utf8 } from './support.ts';
 before(() => initSyntax());
 
 describe('python declarations', () => {
-  it('a lambda bound at module or class level is a function or method; elsewhere it is not', () => {
+  it('a lambda bound by a plain assignment declares like a def in its place; other lambdas do not', () => {
     const src = [
       'square = lambda x: x * x',
       'HANDLER = lambda: None',
@@ -29,13 +29,16 @@ describe('python declarations', () => {
       HANDLER: ['function', 'public', 'value,callable,public'],
       _hidden: ['function', 'private', 'value,callable'],
       typed: ['function', 'public', 'value,callable,public'],
+      guarded: ['function', 'public', 'value,callable,public'],
       Point: ['class', 'public', 'type,constructible,public'],
       'Point.__lt__': ['method', 'public', 'value,callable,member,public'],
       'Point.norm': ['method', 'public', 'value,callable,member,public'],
+      'Point.norm.inner': ['function', 'public', 'value,callable,public'],
     });
     const lt = get(d, 'Point.__lt__');
     assert.equal(src.slice(lt.span.start, lt.span.end), '__lt__ = lambda self, o: self.x < o.x');
     assert.equal(lt.container, 'Point');
+    assert.equal(get(d, 'Point.norm.inner').container, 'Point.norm');
   });
 
   it('classifies functions, classes, methods and constants', () => {
