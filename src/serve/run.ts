@@ -72,9 +72,10 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
     ...plugins.flatMap((p) => p.commands.filter((c) => !names.has(c.name)).map((c) => ({ name: c.name, description: c.description, path: '', template: c.prompt }))),
   ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (skills.length > 0) err(`skills: ${skills.map((s) => s.name).join(', ')}\n`);
-  const untrusted = plugins.filter((p) => p.scope === 'project' && p.tools.length > 0 && !trust.has(p.key));
+  // A project plugin that runs commands (tools or post-edit hooks) waits for a trust decision.
+  const untrusted = plugins.filter((p) => p.scope === 'project' && (p.tools.length > 0 || p.hooks.length > 0) && !trust.has(p.key));
   for (const p of untrusted) {
-    err(`plugin '${p.name}': tools not registered (manifest not trusted yet) — approve the startup prompt (TUI) or the trust question (serve consumers) to enable them\n`);
+    if (p.tools.length > 0) err(`plugin '${p.name}': tools not registered (manifest not trusted yet) — approve the startup prompt (TUI) or the trust question (serve consumers) to enable them\n`);
   }
   // Post-edit hooks (B.13): config hooks (project ones only if trusted), then those of every
   // user plugin and trusted project plugin. Trusting a plugin later adds its hooks live.

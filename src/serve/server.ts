@@ -166,23 +166,30 @@ export class ServeSession {
     this.offerTrust();
   }
 
-  /** Plugin trust asks, once: at the first hello, or at the first prompt when no hello came (A.7). */
+  /**
+   * Plugin trust asks, once: at the first hello, or at the first prompt when no hello came (A.7).
+   * A plugin declaring tools is asked about in the reference's words; one declaring only
+   * post-edit hooks gets the same question about its hooks. The detail lists every command.
+   */
   private offerTrust(): void {
     if (this.trustOffered) return;
     this.trustOffered = true;
     for (const p of this.o.untrusted ?? []) {
       const n = p.tools.length;
+      const what = n > 0 ? `${n} tool(s)` : `${p.hooks.length} post-edit hook(s)`;
       if (!this.o.approval.approve) {
+        const stays = n > 0 ? `its ${what} stay unregistered` : `its ${what} stay inactive`;
         this.emit({
           event: 'info',
-          text: `project plugin '${p.name}' left untrusted — its ${n} tool(s) stay unregistered while auto-approve is on (trusting a repo's commands is a separate decision from approving the agent's edits). Turn approval back on to be asked.`,
+          text: `project plugin '${p.name}' left untrusted — ${stays} while auto-approve is on (trusting a repo's commands is a separate decision from approving the agent's edits). Turn approval back on to be asked.`,
         });
         continue;
       }
+      const runs = n > 0 ? 'each runs a command from this repo when the model calls it' : 'each runs a command from this repo after every edit';
       void this.raiseAsk(
         {
-          question: `Project plugin '${p.name}' declares ${n} tool(s) — each runs a command from this repo when the model calls it. Trust this manifest on this machine?`,
-          detail: p.tools.map((t) => `${t.name}: ${t.description} — \`${t.command}\``),
+          question: `Project plugin '${p.name}' declares ${what} — ${runs}. Trust this manifest on this machine?`,
+          detail: [...p.tools.map((t) => `${t.name}: ${t.description} — \`${t.command}\``), ...p.hooks.map((h) => `post_edit hook — \`${h}\``)],
           choices: ['trust', 'skip'],
         },
         new AbortController().signal,
@@ -191,7 +198,8 @@ export class ServeSession {
         if (!['trust', 'yes', 'y'].includes(a) || !this.o.trustPlugin) return;
         const r = this.o.trustPlugin(p);
         if (r.persistError) this.warn(`could not persist plugin approval: ${r.persistError}`);
-        this.emit({ event: 'info', text: `plugin '${p.name}' trusted — tools registered: ${r.tools.join(', ')}` });
+        const parts = [...(n > 0 ? [`tools registered: ${r.tools.join(', ')}`] : []), ...(p.hooks.length > 0 ? [`post-edit hooks active: ${p.hooks.join(', ')}`] : [])];
+        this.emit({ event: 'info', text: `plugin '${p.name}' trusted — ${parts.join('; ')}` });
       });
     }
   }

@@ -106,6 +106,7 @@ describe('rift --serve plugins', () => {
     await c.event('context');
     c.send({ cmd: 'hello', edit_review: false });
     const ask = await c.event('ask');
+    assert.deepEqual(ask.detail, ['echo_args: Echo the arguments — `cat`', `post_edit hook — \`${hook}\``], 'the question shows every command trusting runs');
     c.send({ cmd: 'set_approval', approve: false });
     await c.event('approval_changed');
     const before = await c.turn('write one');
@@ -113,7 +114,7 @@ describe('rift --serve plugins', () => {
     assert.ok(!before.some((e) => e.event === 'info'), 'an untrusted plugin hook does not run');
     assert.ok(!existsSync(join(cwd, 'hook.log')));
     c.send({ cmd: 'answer', id: ask.id, text: 'trust' });
-    await c.waitFor((e) => e.event === 'info' && e.text === "plugin 'demo' trusted — tools registered: echo_args");
+    await c.waitFor((e) => e.event === 'info' && e.text === `plugin 'demo' trusted — tools registered: echo_args; post-edit hooks active: ${hook}`);
     assert.deepEqual(JSON.parse(readFileSync(join(home, 'trusted-hooks.json'), 'utf8')), [`plugin:demo:${text}`, hook]);
     const after = await c.turn('write two');
     const kinds = after.map((e) => (e.event === 'info' ? e.text : e.event));
@@ -135,6 +136,42 @@ describe('rift --serve plugins', () => {
     assert.doesNotMatch(again.stderr, /post_edit hook skipped/);
     rmSync(cwd, { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });
+  });
+
+  it('a project plugin with post-edit hooks and no tools is offered for trust too; with approval off it stays inactive', async () => {
+    const hook = 'echo linted >> lint.log';
+    const text = JSON.stringify({ name: 'lint', hooks: { post_edit: [hook] } });
+    rmSync(join(cwd, '.rift', 'plugins', 'demo'), { recursive: true });
+    mkdirSync(join(cwd, '.rift', 'plugins', 'lint'), { recursive: true });
+    writeFileSync(join(cwd, '.rift', 'plugins', 'lint', 'plugin.json'), text);
+    server.script(ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'x.txt', content: 'x\n' } }] }), ollamaReply({ content: 'ok' }));
+
+    const off = open();
+    await off.event('context');
+    off.send({ cmd: 'hello', edit_review: false, approve: false });
+    const info = await off.event('info');
+    assert.equal(info.text, "project plugin 'lint' left untrusted — its 1 post-edit hook(s) stay inactive while auto-approve is on (trusting a repo's commands is a separate decision from approving the agent's edits). Turn approval back on to be asked.");
+    assert.equal(await off.close(), 0);
+
+    const c = open();
+    await c.event('context');
+    c.send({ cmd: 'hello', edit_review: false });
+    const ask = await c.event('ask');
+    assert.deepEqual(ask, {
+      event: 'ask',
+      id: 1,
+      question: "Project plugin 'lint' declares 1 post-edit hook(s) — each runs a command from this repo after every edit. Trust this manifest on this machine?",
+      detail: [`post_edit hook — \`${hook}\``],
+      choices: ['trust', 'skip'],
+    });
+    c.send({ cmd: 'answer', id: 1, text: 'y' });
+    await c.waitFor((e) => e.event === 'info' && e.text === `plugin 'lint' trusted — post-edit hooks active: ${hook}`);
+    assert.deepEqual(JSON.parse(readFileSync(join(home, 'trusted-hooks.json'), 'utf8')), [`plugin:lint:${text}`, hook]);
+    c.send({ cmd: 'set_approval', approve: false });
+    const turn = await c.turn('write x');
+    assert.deepEqual(turn.filter((e) => e.event === 'info').map((e) => e.text), [`hook ✓ ${hook}`]);
+    assert.equal(readFileSync(join(cwd, 'lint.log'), 'utf8'), 'linted\n');
+    assert.equal(await c.close(), 0);
   });
 
   it("a sub-agent's edit runs the session's hooks: the user's and trusted project ones, with info lines on the wire", async () => {
