@@ -12,7 +12,7 @@ import type { TextInput } from './parse-job.ts';
 // a batch commits in one transaction and no read can observe half of it.
 
 // Also bumped when a syntax provider extracts differently, so an older index is rebuilt rather
-// than mixing declarations from two extractors (5: Python lambdas bound at module/class level).
+// than mixing declarations from two extractors (5: Python lambdas, TypeScript construct signatures).
 const SCHEMA_VERSION = '5';
 
 /** The columns of a SymbolRow (`symbols s JOIN files f`), for every query that returns one. */

@@ -11,7 +11,7 @@ const WALKED = [
   'function_declaration', 'generator_function_declaration', 'function_signature',
   'class_declaration', 'abstract_class_declaration', 'interface_declaration',
   'type_alias_declaration', 'enum_declaration', 'internal_module', 'module',
-  'method_definition', 'method_signature', 'abstract_method_signature',
+  'method_definition', 'method_signature', 'abstract_method_signature', 'construct_signature',
   'public_field_definition', 'field_definition', 'property_signature',
   'lexical_declaration', 'variable_declaration', 'export_statement',
 ];
@@ -210,6 +210,7 @@ export function typescriptDeclarations(tree: Tree, source: SourceText): Declarat
       case 'method_definition':
       case 'method_signature':
       case 'abstract_method_signature':
+      case 'construct_signature':
       case 'public_field_definition':
       case 'field_definition':
       case 'property_signature': {
@@ -240,11 +241,14 @@ export function typescriptDeclarations(tree: Tree, source: SourceText): Declarat
       if (top === null || top.decl === null || top.decl.kind !== 'class' || top.type.endsWith('class_declaration')) return;
     }
     const type = node.type;
-    const nameNode = node.childForFieldName('name') ?? node.childForFieldName('property');
-    if (nameNode === null) return;
-    const name = nameNode.text;
+    // An interface's construct signature (`new (x: T): U`) is its `new` method, as ctags and
+    // TypeScript's own navigation name it.
+    const construct = type === 'construct_signature';
+    const nameNode = construct ? null : (node.childForFieldName('name') ?? node.childForFieldName('property'));
+    if (!construct && nameNode === null) return;
+    const name = nameNode === null ? 'new' : nameNode.text;
     if (name === '') return;
-    const mods = modifiersBefore(node, nameNode.startIndex);
+    const mods = modifiersBefore(node, nameNode === null ? node.startIndex : nameNode.startIndex);
     const isField = type === 'public_field_definition' || type === 'field_definition' || type === 'property_signature';
     const facets: SymbolFacet[] = isField ? ['value', 'member', 'property'] : ['value', 'callable', 'member'];
     if (mods.tokens.has('static')) facets.push('static');
@@ -253,9 +257,9 @@ export function typescriptDeclarations(tree: Tree, source: SourceText): Declarat
       if (mods.tokens.has('async')) facets.push('async');
       if (mods.tokens.has('*')) facets.push('generator');
       if (mods.tokens.has('get') || mods.tokens.has('set')) facets.push('property');
-      if (name === 'constructor' && !inInterface) facets.push('constructor');
+      if ((name === 'constructor' && !inInterface) || construct) facets.push('constructor');
     }
-    const visibility = nameNode.type === 'private_property_identifier' ? 'private' : (mods.accessibility ?? 'public');
+    const visibility = nameNode?.type === 'private_property_identifier' ? 'private' : (mods.accessibility ?? 'public');
     const containerExported = top !== null && (top.flags & EXPORTED) !== 0;
     if (visibility === 'public' && containerExported) facets.push('public');
     add(node, top, name, isField ? 'property' : 'method', facets, visibility, node, node, 0);

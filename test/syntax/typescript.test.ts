@@ -53,6 +53,20 @@ describe('typescript declarations', () => {
     });
   });
 
+  it("an interface's construct signature is its `new` method; overloads number; type literals declare nothing", () => {
+    const src = ['export interface ArrayCtor {', '  new (length: number): number[];', '  new <T>(...items: T[]): T[];', '  readonly prototype: unknown[];', '}', 'type Lit = { new (): Lit };', ''].join('\n');
+    const d = declare('typescript', src);
+    assert.deepEqual(table(d), {
+      ArrayCtor: ['interface', 'exported', 'type,public'],
+      'ArrayCtor.new': ['method', 'public', 'value,callable,member,constructor,public'],
+      'ArrayCtor.new~2': ['method', 'public', 'value,callable,member,constructor,public'],
+      'ArrayCtor.prototype': ['property', 'public', 'value,member,property,public'],
+      Lit: ['type_alias', 'private', 'type,alias'],
+    });
+    const sig = get(d, 'ArrayCtor.new');
+    assert.equal(src.slice(sig.span.start, sig.span.end), 'new (length: number): number[]');
+  });
+
   it('classifies class members: accessibility, #private, static, abstract, async, generator, accessors', () => {
     const d = declare('typescript', [
       'export abstract class Parser<T> {',
