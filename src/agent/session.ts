@@ -40,14 +40,15 @@ const READ_TOOLS = new Set(['read']);
 const WRITE_TOOLS = new Set(['write', 'edit']);
 const LOOKUP_TOOLS = new Set(['grep', 'glob', 'ls', 'search', 'get_symbol']);
 
-/** Paths a patch touches: its `+++ b/…` headers (the `--- a/…` one for a deletion). */
+/** Paths a patch touches: its `+++ b/…` headers (the `--- a/…` one for a deletion); a tab ends a header's path. */
 function patchPaths(patch: string): string[] {
   const out: string[] = [];
   let minus = '';
+  const header = (line: string) => line.slice(4).split('\t')[0].trim();
   for (const line of patch.split('\n')) {
-    if (line.startsWith('--- ')) minus = line.slice(4).trim().replace(/^a\//, '');
+    if (line.startsWith('--- ')) minus = header(line).replace(/^a\//, '');
     else if (line.startsWith('+++ ')) {
-      const plus = line.slice(4).trim();
+      const plus = header(line);
       out.push(plus === '/dev/null' ? minus : plus.replace(/^b\//, ''));
     }
   }

@@ -94,7 +94,7 @@ describe('agent sessions', () => {
       ...reads,
       call('read', { path: 'src/f0.ts' }),
       call('edit', { path: 'a.txt' }),
-      call('patch', { patch: '--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-x\n+y\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n' }),
+      call('patch', { patch: '--- a/b.txt\t2026-01-01\n+++ b/b.txt\t2026-01-02\n@@ -1 +1 @@\n-x\n+y\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n' }),
       call('replace_symbol', { symbol: 'rift://symbol/python/pkg/mod.py/Greeter.hello', body: 'x' }),
       call('grep', { pattern: 'x' }),
       call('ls', {}),
