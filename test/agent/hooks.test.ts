@@ -2,21 +2,17 @@ import { describe, it, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Approval } from '../../src/agent/approval.ts';
 import { loadAgentConfig } from '../../src/agent/config.ts';
-import { DETACHED_GATE, type Gate } from '../../src/agent/gate.ts';
+import type { Gate } from '../../src/agent/gate.ts';
 import { HOOK_OUTPUT_CHARS_MAX, PostEditHooks, quote } from '../../src/agent/hooks.ts';
-import { PermissionRules } from '../../src/agent/permissions.ts';
-import { BackgroundTasks } from '../../src/agent/tasks.ts';
 import { ToolError } from '../../src/agent/tool.ts';
-import type { CodeServices, ToolContext } from '../../src/agent/tools/context.ts';
+import type { ToolContext } from '../../src/agent/tools/context.ts';
 import { ToolRegistry } from '../../src/agent/tools/registry.ts';
 import { TrustStore } from '../../src/agent/trust.ts';
 import type { AgentEvent } from '../../src/agent/types.ts';
-import { UndoJournal } from '../../src/agent/undo.ts';
 import { Engine } from '../../src/services/engine.ts';
 import { ollamaReply } from '../support/model-server.ts';
-import { tempDir, useModelServer } from '../support/agent-harness.ts';
+import { tempDir, toolContext, useModelServer, type ToolContextOptions } from '../support/agent-harness.ts';
 
 // Post-edit hooks (reference B.13): run after each applied write/edit/replace_symbol/patch,
 // a failure reported in the tool result, trust-gated when they come from the project.
@@ -29,39 +25,10 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-interface Opts {
-  files?: Record<string, string>;
-  deny?: string[];
-  approve?: boolean;
-  gate?: Gate;
-  signal?: AbortSignal;
-  code?: CodeServices;
-  cwd?: string;
-}
-
-function ctx(hooks: PostEditHooks, o: Opts = {}): ToolContext & { events: AgentEvent[] } {
-  const cwd = o.cwd ?? tempDir();
-  dirs.push(cwd);
-  for (const [p, c] of Object.entries(o.files ?? {})) {
-    mkdirSync(join(cwd, p, '..'), { recursive: true });
-    writeFileSync(join(cwd, p), c);
-  }
-  const events: AgentEvent[] = [];
-  const emit = (e: AgentEvent) => events.push(e);
-  return {
-    cwd,
-    signal: o.signal ?? new AbortController().signal,
-    gate: o.gate ?? DETACHED_GATE,
-    approval: new Approval(o.approve ?? false, new PermissionRules({ allow: [], ask: [], deny: o.deny ?? [] }, cwd), cwd),
-    journal: new UndoJournal(),
-    plan: [],
-    tasks: new BackgroundTasks(emit),
-    emit,
-    code: o.code ?? {},
-    canAskUser: false,
-    hooks,
-    events,
-  };
+function ctx(hooks: PostEditHooks, o: Omit<ToolContextOptions, 'hooks'> = {}): ToolContext & { events: AgentEvent[] } {
+  const c = toolContext({ ...o, hooks });
+  dirs.push(c.cwd);
+  return c;
 }
 
 const run = (c: ToolContext, name: string, args: Record<string, unknown>) => ToolRegistry.standard(c.code).get(name)!.run(args, c);

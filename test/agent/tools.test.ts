@@ -1,21 +1,16 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Approval } from '../../src/agent/approval.ts';
 import { diffSegments, previewDiff } from '../../src/agent/diff.ts';
-import { DETACHED_GATE } from '../../src/agent/gate.ts';
-import { PermissionRules } from '../../src/agent/permissions.ts';
 import { recoverTextualToolCalls } from '../../src/agent/recovery.ts';
-import { BackgroundTasks } from '../../src/agent/tasks.ts';
 import { ToolError } from '../../src/agent/tool.ts';
 import { middleTruncate } from '../../src/agent/tools/bash.ts';
 import type { ToolContext } from '../../src/agent/tools/context.ts';
 import { ToolRegistry } from '../../src/agent/tools/registry.ts';
 import type { AgentEvent } from '../../src/agent/types.ts';
-import { UndoJournal } from '../../src/agent/undo.ts';
 import { Engine } from '../../src/services/engine.ts';
-import { tempDir } from '../support/agent-harness.ts';
+import { toolContext } from '../support/agent-harness.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -23,27 +18,9 @@ after(() => {
 });
 
 function ctx(files: Record<string, string | Buffer> = {}, deny: string[] = []): ToolContext & { events: AgentEvent[] } {
-  const cwd = tempDir();
-  dirs.push(cwd);
-  for (const [p, c] of Object.entries(files)) {
-    mkdirSync(join(cwd, p, '..'), { recursive: true });
-    writeFileSync(join(cwd, p), c);
-  }
-  const events: AgentEvent[] = [];
-  const emit = (e: AgentEvent) => events.push(e);
-  return {
-    cwd,
-    signal: new AbortController().signal,
-    gate: DETACHED_GATE,
-    approval: new Approval(false, new PermissionRules({ allow: [], ask: [], deny }, cwd), cwd),
-    journal: new UndoJournal(),
-    plan: [],
-    tasks: new BackgroundTasks(emit),
-    emit,
-    code: {},
-    canAskUser: false,
-    events,
-  };
+  const c = toolContext({ files, deny });
+  dirs.push(c.cwd);
+  return c;
 }
 
 const registry = ToolRegistry.standard();

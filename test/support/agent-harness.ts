@@ -1,16 +1,20 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
 import { Agent, type AgentOptions } from '../../src/agent/agent.ts';
 import { Approval } from '../../src/agent/approval.ts';
 import { DETACHED_GATE, type Gate } from '../../src/agent/gate.ts';
+import type { PostEditHooks } from '../../src/agent/hooks.ts';
 import type { HttpOptions } from '../../src/agent/http.ts';
 import { PermissionRules } from '../../src/agent/permissions.ts';
 import { buildRoute } from '../../src/agent/routing.ts';
+import { BackgroundTasks } from '../../src/agent/tasks.ts';
+import type { CodeServices, ToolContext } from '../../src/agent/tools/context.ts';
 import type { AgentEvent } from '../../src/agent/types.ts';
+import { UndoJournal } from '../../src/agent/undo.ts';
 import { ScriptedModelServer, type ModelSpec } from './model-server.ts';
 
 // An Agent wired to the scripted model server in a temp workspace, collecting its events.
@@ -130,5 +134,42 @@ export function useModelServer(o: ModelServerOptions = {}): ModelServerFixture {
       return ws;
     },
     killAtEnd: (child) => void children.push(child),
+  };
+}
+
+export interface ToolContextOptions {
+  /** Default: a fresh temp dir. */
+  cwd?: string;
+  files?: Record<string, string | Buffer>;
+  deny?: string[];
+  approve?: boolean;
+  gate?: Gate;
+  signal?: AbortSignal;
+  code?: CodeServices;
+  hooks?: PostEditHooks;
+}
+
+/** A tool context over a workspace holding `files`, collecting the events tools emit. The caller removes `cwd`. */
+export function toolContext(o: ToolContextOptions = {}): ToolContext & { events: AgentEvent[] } {
+  const cwd = o.cwd ?? tempDir();
+  for (const [p, c] of Object.entries(o.files ?? {})) {
+    mkdirSync(join(cwd, p, '..'), { recursive: true });
+    writeFileSync(join(cwd, p), c);
+  }
+  const events: AgentEvent[] = [];
+  const emit = (e: AgentEvent) => events.push(e);
+  return {
+    cwd,
+    signal: o.signal ?? new AbortController().signal,
+    gate: o.gate ?? DETACHED_GATE,
+    approval: new Approval(o.approve ?? false, new PermissionRules({ allow: [], ask: [], deny: o.deny ?? [] }, cwd), cwd),
+    journal: new UndoJournal(),
+    plan: [],
+    tasks: new BackgroundTasks(emit),
+    emit,
+    code: o.code ?? {},
+    canAskUser: false,
+    hooks: o.hooks,
+    events,
   };
 }
