@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Declaration, LanguageId } from '../syntax/types.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { extractDeclarations } from '../syntax/declarations.ts';
@@ -17,10 +18,20 @@ export interface ParseItem {
 }
 
 export interface TextInput {
-  /** Line-aligned chunks of the file with their full-text input. */
-  chunks: Array<{ start: number; end: number; line: number; text: string }>;
-  /** Full-text input per declaration, aligned with `declarations`: [name text, source text]. */
-  declarations: Array<[string, string]>;
+  /** Line-aligned chunks of the file with their full-text input and its key. */
+  chunks: Array<{ start: number; end: number; line: number; text: string; key: string }>;
+  /** Full-text input per declaration, aligned with `declarations`: [name text, source text, key]. */
+  declarations: Array<[string, string, string]>;
+}
+
+/**
+ * A short digest of full-text input: a re-indexed file keeps the rows (and full-text entries)
+ * of chunks and declarations whose input did not change, so an edit rewrites only what moved.
+ */
+export function textKey(...parts: string[]): string {
+  const h = createHash('sha1');
+  for (const p of parts) h.update(p).update('\0');
+  return h.digest('base64url').slice(0, 16);
 }
 
 export type ParseOutcome =
@@ -40,8 +51,15 @@ export type ParseOutcome =
 const utf8 = new TextDecoder('utf-8');
 
 export function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | null): TextInput {
-  const chunks = chunkLines(bytes).map((c) => ({ ...c, text: indexText(utf8.decode(bytes.subarray(c.start, c.end))) }));
-  const decls: Array<[string, string]> = (declarations ?? []).map((d, i, all) => [indexText(d.qualifiedName), indexText(ownText(bytes, d, all, i))]);
+  const chunks = chunkLines(bytes).map((c) => {
+    const text = indexText(utf8.decode(bytes.subarray(c.start, c.end)));
+    return { ...c, text, key: textKey(text) };
+  });
+  const decls: Array<[string, string, string]> = (declarations ?? []).map((d, i, all) => {
+    const name = indexText(d.qualifiedName);
+    const body = indexText(ownText(bytes, d, all, i));
+    return [name, body, textKey(d.qualifiedName, name, body)];
+  });
   return { chunks, declarations: decls };
 }
 

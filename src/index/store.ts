@@ -12,12 +12,30 @@ import type { TextInput } from './parse-job.ts';
 // a batch commits in one transaction and no read can observe half of it.
 
 // Also bumped when a syntax provider extracts differently, so an older index is rebuilt rather
-// than mixing declarations from two extractors (5: Python lambdas, TypeScript construct signatures).
-const SCHEMA_VERSION = '5';
+// than mixing declarations from two extractors (5: Python lambdas, TypeScript construct
+// signatures; 6: text keys on symbols and chunks).
+const SCHEMA_VERSION = '6';
 
 /** The columns of a SymbolRow (`symbols s JOIN files f`), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
   s.span_start, s.span_end, s.item_start, s.item_end, s.line`;
+
+interface KeyedRow {
+  id: number;
+  key: string | null;
+}
+
+/** Rows by text key, in id order. Rows without a key sit under one no new key equals, so they are never reused, only dropped. */
+function keyedRows(rows: readonly KeyedRow[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const r of rows) {
+    const key = r.key ?? '\0';
+    const list = out.get(key);
+    if (list) list.push(r.id);
+    else out.set(key, [r.id]);
+  }
+  return out;
+}
 
 export interface StoredFile {
   id: number;
@@ -162,7 +180,9 @@ export class Store {
         span_end INTEGER NOT NULL,
         item_start INTEGER NOT NULL,
         item_end INTEGER NOT NULL,
-        line INTEGER NOT NULL
+        line INTEGER NOT NULL,
+        -- Digest of the full-text input (name, own text): an unchanged declaration keeps its row.
+        text_key TEXT
       );
       CREATE INDEX symbols_file ON symbols(file_id);
       CREATE INDEX symbols_name_lower ON symbols(name_lower);
@@ -173,7 +193,8 @@ export class Store {
         file_id INTEGER NOT NULL,
         start INTEGER NOT NULL,
         end INTEGER NOT NULL,
-        line INTEGER NOT NULL
+        line INTEGER NOT NULL,
+        text_key TEXT
       );
       CREATE INDEX chunks_file ON chunks(file_id);
       CREATE VIRTUAL TABLE chunks_fts USING fts5(body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
@@ -206,16 +227,26 @@ export class Store {
       symbolIdsOfFile: db.prepare(`SELECT id FROM symbols WHERE file_id = ?`),
       deleteSymbols: db.prepare(`DELETE FROM symbols WHERE file_id = ?`),
       deleteTrigram: db.prepare(`DELETE FROM symbols_trigram WHERE rowid = ?`),
+      symbolKeysOfFile: db.prepare(`SELECT id, text_key AS key FROM symbols WHERE file_id = ?`),
+      deleteSymbol: db.prepare(`DELETE FROM symbols WHERE id = ?`),
+      updateSymbol: db.prepare(
+        `UPDATE symbols SET name = ?, qname = ?, qname_lower = ?, name_lower = ?, kind = ?, node_kind = ?, facets = ?,
+           visibility = ?, container = ?, span_start = ?, span_end = ?, item_start = ?, item_end = ?, line = ?, text_key = ?
+         WHERE id = ?`,
+      ),
       insertSymbol: db.prepare(
-        `INSERT INTO symbols(file_id, name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
-           span_start, span_end, item_start, item_end, line)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO symbols(name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
+           span_start, span_end, item_start, item_end, line, text_key, file_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertTrigram: db.prepare(`INSERT INTO symbols_trigram(rowid, qname_lower) VALUES (?, ?)`),
       insertSymbolText: db.prepare(`INSERT INTO symbols_fts(rowid, name, body) VALUES (?, ?, ?)`),
       deleteSymbolText: db.prepare(`DELETE FROM symbols_fts WHERE rowid = ?`),
       chunkIdsOfFile: db.prepare(`SELECT id FROM chunks WHERE file_id = ?`),
-      insertChunk: db.prepare(`INSERT INTO chunks(file_id, start, end, line) VALUES (?, ?, ?, ?)`),
+      insertChunk: db.prepare(`INSERT INTO chunks(start, end, line, text_key, file_id) VALUES (?, ?, ?, ?, ?)`),
+      chunkKeysOfFile: db.prepare(`SELECT id, text_key AS key FROM chunks WHERE file_id = ?`),
+      updateChunk: db.prepare(`UPDATE chunks SET start = ?, end = ?, line = ?, text_key = ? WHERE id = ?`),
+      deleteChunk: db.prepare(`DELETE FROM chunks WHERE id = ?`),
       insertChunkText: db.prepare(`INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)`),
       deleteChunkText: db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`),
       deleteChunks: db.prepare(`DELETE FROM chunks WHERE file_id = ?`),
@@ -339,17 +370,12 @@ export class Store {
       for (const u of updates) {
         const parsed = u.declarations !== null;
         const { id } = s.insertFile.get(u.path, u.sha256, u.size, u.mtimeMs, u.language, parsed ? 1 : 0) as { id: number };
-        this.dropSymbols(id);
-        this.dropChunks(id);
         if (u.bytes) s.putContent.run(id, Buffer.from(u.bytes.buffer, u.bytes.byteOffset, u.bytes.byteLength));
         else s.deleteContent.run(id);
-        if (u.declarations && u.language && u.bytes) this.insertDeclarations(id, u.bytes, u.declarations, u.text);
-        if (u.text) {
-          for (const c of u.text.chunks) {
-            const info = s.insertChunk.run(id, c.start, c.end, c.line);
-            s.insertChunkText.run(info.lastInsertRowid, c.text);
-          }
-        }
+        if (u.declarations && u.language && u.bytes) this.replaceDeclarations(id, u.bytes, u.declarations, u.text);
+        else this.dropSymbols(id);
+        if (u.text) this.replaceChunks(id, u.text.chunks);
+        else this.dropChunks(id);
       }
     });
     run();
@@ -368,32 +394,60 @@ export class Store {
     this.stmts.deleteChunks.run(fileId);
   }
 
-  private insertDeclarations(fileId: number, bytes: Uint8Array, declarations: readonly Declaration[], text: TextInput | null): void {
+  /**
+   * Writes a file's declarations. A declaration whose full-text input is unchanged (same key)
+   * keeps its row and full-text entries and only has its columns updated; the others are
+   * inserted, and rows left over are dropped — so an edit rewrites only what changed.
+   */
+  private replaceDeclarations(fileId: number, bytes: Uint8Array, declarations: readonly Declaration[], text: TextInput | null): void {
+    const s = this.stmts;
+    const reusable = keyedRows(s.symbolKeysOfFile.all(fileId) as KeyedRow[]);
     // Line numbers from one pass over the bytes.
     const starts = lineStarts(bytes);
-    const lineOf = (offset: number): number => lineNumberFromStarts(starts, offset);
     for (const [i, d] of declarations.entries()) {
-      const qlower = d.qualifiedName.toLowerCase();
-      const info = this.stmts.insertSymbol.run(
-        fileId,
-        d.name,
-        d.qualifiedName,
-        qlower,
-        d.name.toLowerCase(),
-        d.kind,
-        d.nodeKind ?? d.kind,
-        d.facets.join(','),
-        d.visibility,
-        d.container,
-        d.span.start,
-        d.span.end,
-        d.itemSpan.start,
-        d.itemSpan.end,
-        lineOf(d.span.start),
-      );
-      this.stmts.insertTrigram.run(info.lastInsertRowid, qlower);
       const t = text?.declarations[i];
-      if (t) this.stmts.insertSymbolText.run(info.lastInsertRowid, t[0], t[1]);
+      const key = t ? t[2] : null;
+      const qlower = d.qualifiedName.toLowerCase();
+      const columns = [
+        d.name, d.qualifiedName, qlower, d.name.toLowerCase(), d.kind, d.nodeKind ?? d.kind, d.facets.join(','), d.visibility,
+        d.container, d.span.start, d.span.end, d.itemSpan.start, d.itemSpan.end, lineNumberFromStarts(starts, d.span.start), key,
+      ];
+      const kept = key === null ? undefined : reusable.get(key)?.shift();
+      if (kept !== undefined) {
+        s.updateSymbol.run(...columns, kept);
+        continue;
+      }
+      const info = s.insertSymbol.run(...columns, fileId);
+      s.insertTrigram.run(info.lastInsertRowid, qlower);
+      if (t) s.insertSymbolText.run(info.lastInsertRowid, t[0], t[1]);
+    }
+    for (const ids of reusable.values()) {
+      for (const id of ids) {
+        s.deleteTrigram.run(id);
+        s.deleteSymbolText.run(id);
+        s.deleteSymbol.run(id);
+      }
+    }
+  }
+
+  /** Writes a file's chunks, keeping the rows and full-text entries of chunks whose text is unchanged. */
+  private replaceChunks(fileId: number, chunks: TextInput['chunks']): void {
+    const s = this.stmts;
+    const reusable = keyedRows(s.chunkKeysOfFile.all(fileId) as KeyedRow[]);
+    for (const c of chunks) {
+      const kept = reusable.get(c.key)?.shift();
+      if (kept !== undefined) {
+        s.updateChunk.run(c.start, c.end, c.line, c.key, kept);
+        continue;
+      }
+      const info = s.insertChunk.run(c.start, c.end, c.line, c.key, fileId);
+      s.insertChunkText.run(info.lastInsertRowid, c.text);
+    }
+    for (const ids of reusable.values()) {
+      for (const id of ids) {
+        s.deleteChunkText.run(id);
+        s.deleteChunk.run(id);
+      }
     }
   }
 
