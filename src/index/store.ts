@@ -211,6 +211,7 @@ export class Store {
       putSkipped: db.prepare(`INSERT OR REPLACE INTO skipped(path, size, mtime_ms, reason) VALUES (?, ?, ?, ?)`),
       deleteSkipped: db.prepare(`DELETE FROM skipped WHERE path = ?`),
       allSkipped: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped`),
+      skippedByPath: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped WHERE path = ?`),
       fileByPath: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files WHERE path = ?`),
       revisionRows: db.prepare(`SELECT path, sha256 FROM files ORDER BY path`),
       insertFile: db.prepare(
@@ -275,6 +276,11 @@ export class Store {
   /** Files left out by an earlier reconcile, by path. */
   skippedFiles(): Map<string, SkippedFile> {
     return new Map((this.stmts.allSkipped.all() as SkippedFile[]).map((k) => [k.path, k]));
+  }
+
+  /** Why a visible file was left out of the index, if it was. */
+  skippedFile(path: string): SkippedFile | null {
+    return (this.stmts.skippedByPath.get(path) as SkippedFile | undefined) ?? null;
   }
 
   /** Whether the store holds any file below the directory `dir`. */

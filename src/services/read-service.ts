@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest8 } from '../core/digest.ts';
 import { RiftError, capabilityUnavailable, invalidField } from '../core/errors.ts';
@@ -82,6 +82,17 @@ export class ReadService {
         ext === null ? ['extension', 'none — the path carries no extension'] : ['extension', ext],
       ]);
     }
+    if (visible && language !== null && !file) {
+      // A file that exists but was left out of the index: its bytes cannot be served as source.
+      const skipped = store.skippedFile(input.path);
+      const oversized = skipped ? null : sizeOver(join(this.root, input.path), selection.config.source.max_file_bytes);
+      if (skipped || oversized) {
+        throw new RiftError('content_unavailable', [
+          ['path', input.path],
+          ['reason', skipped ? (SKIP_REASONS[skipped.reason] ?? skipped.reason) : `${oversized} bytes, over [source].max_file_bytes`],
+        ]);
+      }
+    }
     const bytes = file && language ? store.content(file.id) : null;
     if (!file || !bytes || !language) {
       throw new RiftError('resource_not_found', [['path', input.path]]);
@@ -104,6 +115,24 @@ export class ReadService {
       return node;
     });
     return { nodes, warnings: this.gate.warnings() };
+  }
+}
+
+/** Why the indexer left a file out, as a reason a caller can act on. */
+const SKIP_REASONS: Readonly<Record<string, string>> = {
+  not_utf8: 'the file is not valid UTF-8',
+  nul_byte: 'the file contains a NUL byte',
+  too_large: 'the file is over [source].max_file_bytes',
+  unreadable: 'the file could not be read',
+};
+
+/** The size of a regular file over `max` bytes, else null. */
+function sizeOver(abs: string, max: number): number | null {
+  try {
+    const st = lstatSync(abs);
+    return st.isFile() && st.size > max ? st.size : null;
+  } catch {
+    return null;
   }
 }
 

@@ -17,6 +17,11 @@ const FILES = {
   'notes/justfile': 'build:\n\techo hi\n',
   'notes/README.md': '# notes\n',
   'notes/.gitignore': '*.tmp\n',
+  // Visible and claimed by a provider, but left out of the index.
+  'skip/latin1.py': Uint8Array.from([0x78, 0x20, 0x3d, 0x20, 0x27, 0xe9, 0x27, 0x0a]),
+  'skip/nul.py': 'x = 1\n\0\n',
+  'skip/big.py': `# ${'x'.repeat(1100)}\n`,
+  'rift.toml': '[source]\nmax_file_bytes = "1kb"\n',
 };
 
 describe('reads', () => {
@@ -92,6 +97,18 @@ describe('reads', () => {
     assert.match(dot.data.message as string, /the path carries no extension/);
     const floor = await ws.rift.fail('nodes', { path: '.git/config', position: 0 });
     assert.equal(floor.data.code, 'resource_not_found');
+  });
+
+  test('nodes on a file the index left out is content_unavailable naming why', async () => {
+    for (const [path, reason] of [
+      ['skip/latin1.py', 'reason the file is not valid UTF-8'],
+      ['skip/nul.py', 'reason the file contains a NUL byte'],
+      ['skip/big.py', 'reason 1103 bytes, over [source].max_file_bytes'],
+    ]) {
+      const e = await ws.rift.fail('nodes', { path, position: 0 });
+      assert.equal(e.data.code, 'content_unavailable', path);
+      assert.match(e.data.message as string, new RegExp(`path ${path.replace('.', '\\.')}, ${reason.replace(/[[\]().]/g, '\\$&')}`));
+    }
   });
 
   test('nodes link declaration nodes to their symbol, and the witness changes with the bytes', async () => {
