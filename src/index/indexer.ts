@@ -8,7 +8,7 @@ import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { Visibility, type SourcePolicy } from '../workspace/visibility.ts';
-import { walkWorkspace, compareProjectPaths } from '../workspace/walk.ts';
+import { walkWorkspace, compareProjectPaths, nfcConflict } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
@@ -302,7 +302,7 @@ export class Indexer {
     this.pending.clear();
     for (const p of paths) this.inflight.add(p);
     try {
-      if (this.policyDirty || !this.visibility || !this.selection || this.touchesDirectory(paths)) {
+      if (this.policyDirty || !this.visibility || !this.selection || this.touchesDirectory(paths) || this.touchesUnicodeForms(paths)) {
         this.policyDirty = false;
         this.configLoader.current(); // an invalid rift.toml keeps the last index; reads are gated anyway
         await this.reconcile();
@@ -353,6 +353,14 @@ export class Indexer {
       this.store.applyBatch(updates, touches, [...drops, ...deletions]);
       this.publish(this.store.commitRevision());
     }
+  }
+
+  /**
+   * A path whose name is not NFC, or that shares its NFC form with another entry, changes which
+   * files are addressable (F.2 rule 24): the walk decides, as it does for the whole tree.
+   */
+  private touchesUnicodeForms(paths: readonly string[]): boolean {
+    return paths.some((p) => /[^\x00-\x7f]/.test(p) && (p !== p.normalize('NFC') || nfcConflict(this.root, p) !== null));
   }
 
   /**

@@ -10,6 +10,7 @@ import { nodesAt } from '../syntax/nodes.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
+import { nfcConflict } from '../workspace/walk.ts';
 import type { SymbolRow } from '../index/store.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
 
@@ -84,14 +85,8 @@ export class ReadService {
     }
     if (visible && language !== null && !file) {
       // A file that exists but was left out of the index: its bytes cannot be served as source.
-      const skipped = store.skippedFile(input.path);
-      const oversized = skipped ? null : sizeOver(join(this.root, input.path), selection.config.source.max_file_bytes);
-      if (skipped || oversized) {
-        throw new RiftError('content_unavailable', [
-          ['path', input.path],
-          ['reason', skipped ? (SKIP_REASONS[skipped.reason] ?? skipped.reason) : `${oversized} bytes, over [source].max_file_bytes`],
-        ]);
-      }
+      const reason = leftOutReason(this.root, input.path, store.skippedFile(input.path)?.reason, selection.config.source.max_file_bytes);
+      if (reason) throw new RiftError('content_unavailable', [['path', input.path], ['reason', reason]]);
     }
     const bytes = file && language ? store.content(file.id) : null;
     if (!file || !bytes || !language) {
@@ -124,13 +119,21 @@ const SKIP_REASONS: Readonly<Record<string, string>> = {
   nul_byte: 'the file contains a NUL byte',
   too_large: 'the file is over [source].max_file_bytes',
   unreadable: 'the file could not be read',
+  non_nfc: 'its name on disk is not Unicode NFC; rename it to its NFC form',
+  nfc_collision: 'more than one name on disk normalizes (NFC) to this path',
 };
 
-/** The size of a regular file over `max` bytes, else null. */
-function sizeOver(abs: string, max: number): number | null {
+/**
+ * Why an existing visible file is not in the index: what the indexer recorded, its size over
+ * the bound, or its Unicode form (F.2 rule 24); null when none applies (it does not exist).
+ */
+function leftOutReason(root: string, path: string, recorded: string | undefined, maxFileBytes: number): string | null {
+  if (recorded) return SKIP_REASONS[recorded] ?? recorded;
+  const form = nfcConflict(root, path);
+  if (form) return SKIP_REASONS[form];
   try {
-    const st = lstatSync(abs);
-    return st.isFile() && st.size > max ? st.size : null;
+    const st = lstatSync(join(root, path));
+    return st.isFile() && st.size > maxFileBytes ? `${st.size} bytes, over [source].max_file_bytes` : null;
   } catch {
     return null;
   }

@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { lstatSync, type Dirent } from 'node:fs';
+import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { limitExceeded } from '../core/errors.ts';
 import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
@@ -15,7 +15,7 @@ export interface FileEntry {
   mtimeMs: number;
 }
 
-export type SkipReason = 'symlink' | 'not_regular' | 'too_large' | 'depth';
+export type SkipReason = 'symlink' | 'not_regular' | 'too_large' | 'depth' | 'non_nfc' | 'nfc_collision';
 
 export interface SkippedEntry {
   path: string;
@@ -181,7 +181,62 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
   await drainQueue(queue, WALK_CONCURRENCY, (job) => visit(job, queue));
 
   if (visibleFiles > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, visibleFiles);
-  sortByPath(files);
+  const addressable = dropUnaddressable(files, skipped);
+  sortByPath(addressable);
   sortByPath(skipped);
-  return { files, skipped };
+  return { files: addressable, skipped };
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Project paths are NFC (reference F.2 rule 24). A file whose path on disk is not NFC cannot be
+ * named by a request, and two files whose paths share an NFC form cannot be told apart by one:
+ * both kinds are left out, as `non_nfc` / `nfc_collision`.
+ */
+function dropUnaddressable(files: FileEntry[], skipped: SkippedEntry[]): FileEntry[] {
+  if (!files.some((f) => NON_ASCII.test(f.path))) return files;
+  const byForm = new Map<string, FileEntry[]>();
+  for (const f of files) {
+    const form = NON_ASCII.test(f.path) ? f.path.normalize('NFC') : f.path;
+    const group = byForm.get(form);
+    if (group) group.push(f);
+    else byForm.set(form, [f]);
+  }
+  const kept: FileEntry[] = [];
+  for (const [form, group] of byForm) {
+    if (group.length === 1 && group[0].path === form) kept.push(group[0]);
+    else for (const f of group) skipped.push({ path: f.path, reason: group.length > 1 ? 'nfc_collision' : 'non_nfc' });
+  }
+  return kept;
+}
+
+/**
+ * Why an NFC project path that is not indexed cannot be addressed, if the reason is its
+ * Unicode form: the one entry on disk under that form has a non-NFC name, or several do.
+ */
+export function nfcConflict(root: string, path: string): 'non_nfc' | 'nfc_collision' | null {
+  if (!NON_ASCII.test(path)) return null;
+  let dirs = [''];
+  let renamed = false;
+  for (const segment of path.split('/')) {
+    const next: string[] = [];
+    for (const dir of dirs) {
+      let names: string[];
+      try {
+        names = readdirSync(dir === '' ? root : join(root, dir));
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        if (name.normalize('NFC') !== segment) continue;
+        if (name !== segment) renamed = true;
+        next.push(dir === '' ? name : `${dir}/${name}`);
+      }
+    }
+    if (next.length === 0) return null;
+    dirs = next;
+  }
+  if (dirs.length > 1) return 'nfc_collision';
+  return renamed ? 'non_nfc' : null;
 }

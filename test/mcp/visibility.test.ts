@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startRift } from '../helpers/mcp.ts';
-import { removeWorkspace, tempWorkspace, writeFiles } from '../helpers/workspace.ts';
+import { eventually, removeWorkspace, tempWorkspace, writeFiles } from '../helpers/workspace.ts';
 
 // Visibility (reference F.2 rules 15–22): the floor, .gitignore, [source], bad files.
 
@@ -95,4 +95,32 @@ test('symlinks, FIFOs, oversized, non-UTF-8 and NUL-carrying files are skipped, 
   assert.deepEqual(await pathsOf(root, 'probe'), ['good.py']);
   assert.ok(fifo || true);
   removeWorkspace(root);
+});
+
+test('paths are NFC (rule 24): non-NFC and colliding names are left out, nodes says why, the watcher keeps it so', async () => {
+  const nfc = 'caf\u00e9.py';
+  const nfd = 'cafe\u0301.py';
+  const root = tempWorkspace({ [nfc]: 'def in_cafe(): pass\n', 'u\u0308ber.py': 'def in_uber(): pass\n', 'plain.py': 'def in_plain(): pass\n' });
+  const rift = await startRift(root);
+  const names = async () => ((await rift.call('get_symbol', { name: 'in_', limit: 100, include: [] })) as { hits: Array<{ path: string; symbol: { name: string } }> }).hits.map((h) => `${h.path}:${h.symbol.name}`).sort();
+  try {
+    assert.deepEqual(await names(), [`${nfc}:in_cafe`, 'plain.py:in_plain']);
+    const uber = await rift.fail('nodes', { path: '\u00fcber.py', position: 0 });
+    assert.equal(uber.data.code, 'content_unavailable');
+    assert.match(uber.data.message as string, /path über\.py, reason its name on disk is not Unicode NFC; rename it to its NFC form/);
+
+    // A second name with the same NFC form makes both unaddressable; removing it restores the first.
+    writeFiles(root, { [nfd]: 'def in_other(): pass\n' });
+    await eventually(async () => ((await names()).length === 1 ? true : undefined));
+    assert.deepEqual(await names(), ['plain.py:in_plain']);
+    const cafe = await rift.fail('nodes', { path: nfc, position: 0 });
+    assert.equal(cafe.data.code, 'content_unavailable');
+    assert.match(cafe.data.message as string, /reason more than one name on disk normalizes \(NFC\) to this path/);
+    rmSync(join(root, nfd));
+    await eventually(async () => ((await names()).length === 2 ? true : undefined));
+    assert.deepEqual(await names(), [`${nfc}:in_cafe`, 'plain.py:in_plain']);
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
 });

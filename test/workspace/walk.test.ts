@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { isRiftError } from '../../src/core/errors.ts';
 import { WORKSPACE_DEPTH_MAX } from '../../src/core/limits.ts';
 import { Visibility, type SourcePolicy } from '../../src/workspace/visibility.ts';
-import { compareProjectPaths, walkWorkspace } from '../../src/workspace/walk.ts';
+import { compareProjectPaths, nfcConflict, walkWorkspace } from '../../src/workspace/walk.ts';
 
 function policy(over: Partial<SourcePolicy> = {}): SourcePolicy {
   return {
@@ -120,6 +120,29 @@ test('files over max_file_bytes are skipped and reported', async () => {
       ['edge.txt', 'small.txt'],
     );
     assert.deepEqual(r.skipped, [{ path: 'big.txt', reason: 'too_large' }]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('paths are NFC: a non-NFC name and names sharing an NFC form are skipped; nfcConflict says which', async () => {
+  const nfc = 'caf\u00e9.py';
+  const nfd = 'cafe\u0301.py';
+  const onlyNfd = 'u\u0308ber.py';
+  const root = tree({ [nfc]: 'a', [nfd]: 'b', [onlyNfd]: 'c', 'plain.py': 'd', 'na\u00efve.py': 'e', ['dir\u0065\u0301/x.py']: 'f' });
+  try {
+    const r = await walk(root);
+    assert.deepEqual(r.files.map((f) => f.path), ['na\u00efve.py', 'plain.py']);
+    assert.deepEqual(
+      r.skipped.map((k) => `${k.path.normalize('NFC') === k.path ? 'nfc' : 'nfd'}:${k.path.normalize('NFC')}:${k.reason}`).sort(),
+      [`nfc:${nfc}:nfc_collision`, `nfd:${nfc}:nfc_collision`, 'nfd:dir\u00e9/x.py:non_nfc', `nfd:\u00fcber.py:non_nfc`].sort(),
+    );
+    assert.equal(nfcConflict(root, nfc), 'nfc_collision');
+    assert.equal(nfcConflict(root, '\u00fcber.py'), 'non_nfc');
+    assert.equal(nfcConflict(root, 'dir\u00e9/x.py'), 'non_nfc');
+    assert.equal(nfcConflict(root, 'na\u00efve.py'), null);
+    assert.equal(nfcConflict(root, 'plain.py'), null);
+    assert.equal(nfcConflict(root, '\u00e9t\u00e9.py'), null, 'absent');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
