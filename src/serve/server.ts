@@ -28,8 +28,6 @@ interface PendingAsk {
 }
 interface PendingReview {
   resolve: (d: ReviewDecision | null) => void;
-  /** The raising agent's signal: the turn's, or a background sub-agent's own. */
-  signal: AbortSignal;
 }
 
 export interface ServeOptions {
@@ -236,7 +234,7 @@ export class ServeSession {
   /** Turn events onto the wire; the turn's orphaned reviews are closed just before done, and done clears busy. */
   private forward(e: AgentEvent): void {
     if (e.event === 'done') {
-      this.closeTurnReviews();
+      this.closeReviews();
       this.busy = false;
     }
     this.emit(e as Wire);
@@ -265,17 +263,12 @@ export class ServeSession {
 
   private cancel(): void {
     this.turn?.abort();
-    this.closeTurnReviews();
+    this.closeReviews();
   }
 
-  /**
-   * Closes the in-flight turn's undecided reviews (its sub-agents share its signal). A background
-   * sub-agent outlives the turn, so its reviews stay open until decided or the task is killed.
-   */
-  private closeTurnReviews(): void {
-    const turn = this.turn?.signal;
+  /** Every undecided review is orphaned when its turn ends or is cancelled (the v1 contract). */
+  private closeReviews(): void {
     for (const [id, p] of [...this.reviews.entries()].sort((a, b) => a[0] - b[0])) {
-      if (p.signal !== turn) continue;
       this.reviews.delete(id);
       this.emit({ event: 'edit_review_closed', id });
       p.resolve(null);
@@ -364,7 +357,9 @@ export class ServeSession {
   }
 
   raiseReview(req: ReviewRequest, signal: AbortSignal): Promise<ReviewDecision | null | 'unavailable'> {
-    if (!this.editReview) return Promise.resolve('unavailable');
+    // Reviews belong to a turn and close with it. A background sub-agent outlives the turn
+    // that launched it, so its edits are approved through a plain ask, which stays answerable.
+    if (!this.editReview || signal !== this.turn?.signal) return Promise.resolve('unavailable');
     if (this.closed || signal.aborted) return Promise.resolve(null);
     const id = this.nextId();
     return new Promise((resolve) => {
@@ -374,7 +369,6 @@ export class ServeSession {
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.reviews.set(id, {
-        signal,
         resolve: (d) => {
           signal.removeEventListener('abort', onAbort);
           resolve(d);

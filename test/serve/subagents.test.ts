@@ -156,7 +156,29 @@ describe('rift --serve sub-agents', () => {
     assert.match(c.stderr, /killed 7 background task\(s\) still running at exit/);
   });
 
-  it("a background agent's edit review outlives the turn that launched it: done and cancel leave it open", async () => {
+  it("a foreground sub-agent's edit is an edit_review on the session's channel", async () => {
+    server.script(
+      ollamaReply({ toolCalls: [{ name: 'agent', arguments: { description: 'writer', prompt: 'write fg.txt' } }] }),
+      ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'fg.txt', content: 'from child\n' } }] }),
+      ollamaReply({ content: 'Wrote it.' }),
+      ollamaReply({ content: 'Done.' }),
+    );
+    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
+    await c.event('context');
+    c.send({ cmd: 'hello', edit_review: true });
+    await c.event('capabilities');
+    const from = c.events.length;
+    c.send({ cmd: 'prompt', text: 'delegate the write' });
+    const review = await c.event('edit_review', from);
+    assert.equal(review.path, join(cwd, 'fg.txt'));
+    assert.deepEqual(review.segments, [{ same: false, old: [], new: ['from child'] }, { same: true, lines: [''] }]);
+    c.send({ cmd: 'edit_decision', id: review.id, apply: true });
+    await c.event('done', from);
+    assert.equal(readFileSync(join(cwd, 'fg.txt'), 'utf8'), 'from child\n');
+    assert.equal(await c.close(), 0);
+  });
+
+  it("a background agent's edit is approved through an ask, which outlives the turn; the turn's reviews still all close", async () => {
     const child = (b: { messages: Array<{ content: string }> }) => b.messages[0].content.includes('You are a sub-agent');
     const parent = (b: { messages: Array<{ content: string }> }) => !child(b);
     server.script(
@@ -171,14 +193,15 @@ describe('rift --serve sub-agents', () => {
     await c.event('capabilities');
     const from = c.events.length;
     c.send({ cmd: 'prompt', text: 'write it in the background' });
-    const review = await c.event('edit_review', from);
+    const ask = await c.event('ask', from);
     await c.event('done', from);
-    assert.equal(review.path, join(cwd, 'bg.txt'));
+    assert.equal(ask.question, `Allow write: ${join(cwd, 'bg.txt')} (11 bytes)`);
+    assert.deepEqual(ask.detail, ['+from child']);
     c.send({ cmd: 'cancel' });
     c.send({ cmd: 'list_sessions' });
     await c.event('sessions', from);
-    assert.equal(c.since(from).filter((e) => e.event === 'edit_review_closed').length, 0, 'the review is still open after done and cancel');
-    c.send({ cmd: 'edit_decision', id: review.id, apply: true });
+    assert.ok(!c.since(from).some((e) => e.event === 'edit_review' || e.event === 'edit_review_closed'), 'no review was raised, so none closed');
+    c.send({ cmd: 'answer', id: ask.id, text: 'allow' });
     const fin = await c.event('task_finished', from);
     assert.deepEqual(fin, { event: 'task_finished', id: 1, label: 'writer', ok: true, preview: 'Wrote it.' });
     assert.equal(readFileSync(join(cwd, 'bg.txt'), 'utf8'), 'from child\n');
