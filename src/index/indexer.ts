@@ -176,11 +176,9 @@ export class Indexer {
 
     const stored = new Map(this.store.files().map((f) => [f.path, f]));
     const skippedBefore = this.store.skippedFiles();
-    const seen = new Set<string>();
     const work: ParseItem[] = [];
     const entries = new Map(walk.files.map((e) => [e.path, e]));
     for (const entry of walk.files) {
-      seen.add(entry.path);
       const known = skippedBefore.get(entry.path);
       if (known && known.size === entry.size && known.mtimeMs === entry.mtimeMs) continue;
       const prev = stored.get(entry.path);
@@ -195,8 +193,10 @@ export class Indexer {
       }
       work.push(selection.item(entry.path));
     }
-    const deletions = [...stored.keys(), ...skippedBefore.keys()].filter((p) => !seen.has(p));
-    let skipped = walk.skipped.length + [...skippedBefore.values()].filter((k) => seen.has(k.path) && !work.some((w) => w.path === k.path)).length;
+    const deletions = [...stored.keys(), ...skippedBefore.keys()].filter((p) => !entries.has(p));
+    const queued = new Set(work.map((w) => w.path));
+    // Files skipped before and unchanged since stay skipped without being read again.
+    let skipped = walk.skipped.length + [...skippedBefore.keys()].filter((p) => entries.has(p) && !queued.has(p)).length;
     let reparsed = 0;
 
     if (deletions.length > 0) this.store.applyBatch([], [], deletions);
@@ -360,7 +360,7 @@ export class Indexer {
    * files are addressable (F.2 rule 24): the walk decides, as it does for the whole tree.
    */
   private touchesUnicodeForms(paths: readonly string[]): boolean {
-    return paths.some((p) => /[^\x00-\x7f]/.test(p) && (p !== p.normalize('NFC') || nfcConflict(this.root, p) !== null));
+    return paths.some((p) => p !== p.normalize('NFC') || nfcConflict(this.root, p) !== null);
   }
 
   /**

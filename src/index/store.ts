@@ -293,15 +293,6 @@ export class Store {
     return this.cached('hasFullText', `SELECT 1 AS x FROM chunks LIMIT 1`).get() !== undefined;
   }
 
-  /** A symbol row by its store id. */
-  symbol(id: number): SymbolRow | null {
-    return (this.cached(
-      'symbolById',
-      `SELECT ${SYMBOL_COLUMNS}
-       FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id = ?`,
-    ).get(id) as SymbolRow | undefined) ?? null;
-  }
-
   /** The stored bytes of `[start, end)` of a file, without reading the rest of it. */
   contentRange(fileId: number, start: number, end: number): Uint8Array | null {
     const r = this.cached('contentRange', `SELECT substr(bytes, ?, ?) AS bytes FROM contents WHERE file_id = ?`).get(
