@@ -14,7 +14,7 @@ import { ToolError } from './tool.ts';
 import type { CodeServices, ToolContext } from './tools/context.ts';
 import { ToolRegistry } from './tools/registry.ts';
 import {
-  zeroFailures, zeroStats, type AgentEvent, type EventSink, type FailureCounters, type Message, type PlanItem, type ToolCall, type TurnStats,
+  assistantMessage, zeroFailures, zeroStats, type AgentEvent, type EventSink, type FailureCounters, type Message, type PlanItem, type ToolCall, type TurnStats,
 } from './types.ts';
 import { NOTHING_TO_UNDO, UndoJournal, undoMessage } from './undo.ts';
 
@@ -197,8 +197,7 @@ export class Agent {
   }
 
   /** Two-stage compaction when the estimate is over the usable budget (B.6), reported as info events. */
-  async compact(emit: EventSink, signal: AbortSignal, when: 'before_call' | 'idle', failures?: FailureCounters): Promise<void> {
-    const overhead = toolsOverhead(this.registry.defs());
+  async compact(emit: EventSink, signal: AbortSignal, when: 'before_call' | 'idle', failures?: FailureCounters, overhead = toolsOverhead(this.registry.defs())): Promise<void> {
     const usable = usableBudget(this.numCtx);
     const before = estimate(this.messages, overhead, this.calibration);
     if (before <= usable) return;
@@ -273,6 +272,8 @@ class Turn {
     this.turnStart = a.messages.length;
     a.journal.beginTurn();
     const allDefs = a.registry.defs();
+    // Measured once per turn: the tool set the loop offers does not change within it.
+    const allOverhead = toolsOverhead(allDefs);
     const max = Math.max(1, a.opts.maxIterations);
 
     for (let iteration = 1; iteration <= max; iteration++) {
@@ -280,14 +281,14 @@ class Turn {
       this.stats.iterations = iteration;
       this.emit({ event: 'iteration', n: iteration });
       try {
-        await a.compact(this.emit, this.signal, 'before_call', this.failures);
+        await a.compact(this.emit, this.signal, 'before_call', this.failures, allOverhead);
       } catch {
         return this.finish('cancelled');
       }
       const final = iteration === max && max > 1;
       const tools = final ? [] : allDefs;
       const requestMessages = this.requestMessages(iteration, max);
-      const overhead = toolsOverhead(tools);
+      const overhead = final ? 0 : allOverhead;
 
       let outcome;
       try {
@@ -340,10 +341,7 @@ class Turn {
       calls.forEach((c, i) => {
         c.id ??= `call_${msgIndex}_${i}`;
       });
-      const assistant: Message = { role: 'assistant', content: msg.content };
-      if (msg.thinking) assistant.thinking = msg.thinking;
-      if (calls.length > 0) assistant.tool_calls = calls;
-      a.messages.push(assistant);
+      a.messages.push(assistantMessage(msg.content, msg.thinking, calls));
 
       if (calls.length === 0) {
         this.reply = msg.content;

@@ -36,14 +36,19 @@ export function previewDiff(oldText: string, newText: string, maxLines: number):
   return out;
 }
 
-export function diffCounts(diff: readonly string[]): { added: number; removed: number } {
+/** Lines of the edit_diff preview (A.10); approval prompts use 40. */
+const EDIT_DIFF_LINES_MAX = 80;
+
+/** The edit_diff payload of an applied change: the capped preview and its shown `+`/`-` entries (A.10). */
+export function appliedDiff(path: string, oldText: string, newText: string): { path: string; diff: string[]; added: number; removed: number } {
+  const diff = previewDiff(oldText, newText, EDIT_DIFF_LINES_MAX);
   let added = 0;
   let removed = 0;
   for (const l of diff) {
     if (l.startsWith('+')) added++;
     else if (l.startsWith('-')) removed++;
   }
-  return { added, removed };
+  return { path, diff, added, removed };
 }
 
 /** Past this edit distance the review degrades to one whole-file change (A.9). */

@@ -1,5 +1,5 @@
 import { ProviderError, failOnStatus, lines, release, send, type HttpOptions } from './http.ts';
-import type { ChatOutcome, ChatRequest, Message, ModelInfo, Provider, StreamDelta, ToolCall } from './types.ts';
+import { assistantMessage, type ChatOutcome, type ChatRequest, type Message, type ModelInfo, type Provider, type StreamDelta, type ToolCall } from './types.ts';
 
 // Ollama's native API (reference E.1–E.3, B.7). num_ctx goes on every request because Ollama
 // otherwise truncates the front of the prompt at its own default, silently.
@@ -108,9 +108,7 @@ export class OllamaProvider implements Provider {
       total_duration_ns: final?.total_duration ?? 0,
       eval_duration_ns: final?.eval_duration ?? 0,
     };
-    const message: Message = { role: 'assistant', content };
-    if (thinking) message.thinking = thinking;
-    if (calls.length > 0) message.tool_calls = calls;
+    const message = assistantMessage(content, thinking, calls);
     return {
       message,
       done_reason: final?.done_reason,

@@ -1,5 +1,5 @@
 import { ProviderError, failOnStatus, lines, release, send, type HttpOptions } from './http.ts';
-import type { ChatOutcome, ChatRequest, Message, ModelInfo, Provider, StreamDelta, ToolCall } from './types.ts';
+import { assistantMessage, type ChatOutcome, type ChatRequest, type Message, type ModelInfo, type Provider, type StreamDelta, type ToolCall } from './types.ts';
 
 // OpenAI-compatible chat completions over SSE (reference E.4). num_ctx is never sent here: it is
 // only rift's own budget, and truncation cannot be detected from this API.
@@ -168,9 +168,7 @@ export class OpenAIProvider implements Provider {
 
     const end = Date.now();
     const decodeMs = firstChunkAt > 0 ? end - firstChunkAt : end - started;
-    const message: Message = { role: 'assistant', content };
-    if (thinking) message.thinking = thinking;
-    if (calls.length > 0) message.tool_calls = calls;
+    const message = assistantMessage(content, thinking, calls);
     return {
       message,
       done_reason: finish,

@@ -91,6 +91,8 @@ export class PermissionRules {
   readonly ask: Rule[];
   allow: Rule[];
   readonly malformed: string[] = [];
+  /** Compiled path globs: grep and glob consult deny for every entry they walk. */
+  private readonly matchers = new Map<string, (path: string) => boolean>();
 
   constructor(
     lists: { allow: readonly string[]; ask: readonly string[]; deny: readonly string[] },
@@ -159,7 +161,11 @@ export class PermissionRules {
     const expanded = pattern.startsWith('~/') ? resolve(homedir(), pattern.slice(2)) : pattern;
     const abs = isAbsolute(target) ? target : resolve(this.cwd, target);
     const rel = relative(this.cwd, abs).split(sep).join('/');
-    const test = picomatch(expanded, { dot: true });
+    let test = this.matchers.get(expanded);
+    if (!test) {
+      test = picomatch(expanded, { dot: true });
+      this.matchers.set(expanded, test);
+    }
     if (test(abs)) return true;
     if (!rel.startsWith('..') && rel !== '' && test(rel)) return true;
     return false;

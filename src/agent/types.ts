@@ -55,6 +55,14 @@ export type StreamDelta =
   | { kind: 'content'; text: string }
   | { kind: 'tool_call'; call: ToolCall };
 
+/** An assistant message as providers return it and the loop records it: empty thinking and calls omitted. */
+export function assistantMessage(content: string, thinking: string | undefined, calls: ToolCall[]): Message {
+  const message: Message = { role: 'assistant', content };
+  if (thinking) message.thinking = thinking;
+  if (calls.length > 0) message.tool_calls = calls;
+  return message;
+}
+
 export interface ModelInfo {
   capabilities: string[];
   /** From `<arch>.context_length` (Ollama) or the server's model listing (OpenAI-compatible). */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { APPLY_NUDGE, CANCEL_NOTE, REPEAT_REFUSED, preview } from '../../src/agent/agent.ts';
+import { APPLY_NUDGE, CANCEL_NOTE, REPEAT_REFUSED, WRAP_UP_NOTE, preview } from '../../src/agent/agent.ts';
 import { ALIASES } from '../../src/agent/tools/registry.ts';
 import { ollamaReply, openaiReply } from '../support/model-server.ts';
 import { TEST_HTTP, useModelServer } from '../support/agent-harness.ts';
@@ -151,6 +151,21 @@ describe('agent loop', () => {
     assert.equal(last.tools, undefined, 'the final round offers no tools');
     assert.match(last.messages.at(-1).content, /final round/);
     assert.equal(h.of('done')[0].stats.iterations, 3);
+  });
+
+  it('tells the model to wrap up two rounds before the cap, in that request only', async () => {
+    server.script(
+      ollamaReply({ toolCalls: [{ name: 'ls', arguments: {} }] }),
+      ollamaReply({ toolCalls: [{ name: 'ls', arguments: { path: '.' } }] }),
+      ollamaReply({ content: 'summary of work' }),
+    );
+    const h = harness({ maxIterations: 4 });
+    const r = await h.run('explore');
+    assert.equal(r.outcome, 'answered');
+    const lasts = server.chatRequests().slice(-3).map((q) => q.body.messages.at(-1).content);
+    assert.equal(lasts[1], WRAP_UP_NOTE(2));
+    assert.ok(!lasts[0].includes('iteration limit') && !lasts[2].includes('iteration limit'));
+    assert.ok(!h.agent.messages.some((m) => m.content === WRAP_UP_NOTE(2)), 'the note is never kept in the history');
   });
 
   it('nudges a model that answered an actionable prompt without changing files', async () => {

@@ -2,7 +2,6 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { diffSegments, previewDiff } from '../../src/agent/diff.ts';
 import { recoverTextualToolCalls } from '../../src/agent/recovery.ts';
 import { ToolError } from '../../src/agent/tool.ts';
 import { middleTruncate } from '../../src/agent/tools/bash.ts';
@@ -199,24 +198,28 @@ describe('agent tools: read outlines large source files', () => {
   });
 });
 
-describe('agent diffs and recovery helpers', () => {
-  it('previewDiff matches the reference vectors', () => {
-    assert.deepEqual(previewDiff('a\nb\nc\nd', 'a\nB\nC\nd', 40), ['@@ line 2 @@', '-b', '-c', '+B', '+C']);
-    assert.deepEqual(previewDiff('', 'x\ny', 40), ['+x', '+y']);
-    assert.deepEqual(previewDiff('same', 'same', 40), []);
-    const many = previewDiff(Array.from({ length: 100 }, (_, i) => `o${i}`).join('\n'), Array.from({ length: 100 }, (_, i) => `n${i}`).join('\n'), 10);
-    assert.equal(many.length, 11);
-    assert.match(many[10], /more diff lines/);
+describe('agent tools: edit_diff and binary files (A.10, B.2)', () => {
+  it('write and edit leave an 80-line edit_diff whose counts are the shown + and - entries', async () => {
+    const c = ctx({ 'a.txt': Array.from({ length: 100 }, (_, i) => `o${i}\n`).join('') });
+    await call(c, 'write', { path: 'a.txt', content: Array.from({ length: 100 }, (_, i) => `n${i}\n`).join('') });
+    assert.equal(c.lastDiff!.path, join(c.cwd, 'a.txt'));
+    assert.equal(c.lastDiff!.diff.length, 81);
+    assert.equal(c.lastDiff!.diff[80], '… [120 more diff lines]');
+    assert.deepEqual([c.lastDiff!.added, c.lastDiff!.removed], [0, 80]);
+    await call(c, 'edit', { path: 'a.txt', old_string: 'n5\n', new_string: 'five\nsix\n' });
+    assert.deepEqual(c.lastDiff, { path: join(c.cwd, 'a.txt'), diff: ['@@ line 6 @@', '-n5', '+five', '+six'], added: 2, removed: 1 });
   });
 
-  it('diffSegments matches the reference vectors and degrades past the distance cap', () => {
-    assert.deepEqual(diffSegments('a\nc', 'a\nb\nc'), [{ same: true, lines: ['a'] }, { same: false, old: [], new: ['b'] }, { same: true, lines: ['c'] }]);
-    assert.deepEqual(diffSegments('x\ny', 'x\ny'), [{ same: true, lines: ['x', 'y'] }]);
-    const big = diffSegments(Array.from({ length: 3000 }, (_, i) => `o${i}\n`).join(''), Array.from({ length: 3000 }, (_, i) => `n${i}\n`).join(''));
-    assert.equal(big.length, 1);
-    assert.equal(!big[0].same && big[0].old.length, 3001);
+  it('a write over a binary prior leaves no edit_diff; grep skips files with a NUL in the first 8 KB', async () => {
+    const c = ctx({ 'bin.dat': Buffer.from('needle\0rest\n'), 'late.txt': `${'x'.repeat(9000)}\0\nneedle\n`, 'a.txt': 'needle\n' });
+    assert.equal(await call(c, 'grep', { pattern: 'needle' }), 'a.txt:1: needle\nlate.txt:2: needle');
+    await call(c, 'write', { path: 'bin.dat', content: 'text\n' });
+    assert.equal(c.lastDiff, undefined);
+    assert.equal(readFileSync(join(c.cwd, 'bin.dat'), 'utf8'), 'text\n');
   });
+});
 
+describe('agent recovery helpers', () => {
   it('recovery is all or nothing and only for registered names', () => {
     const r = { names: ['read'], known: (n: string) => n === 'read' || n === 'read_file', paramType: () => undefined };
     assert.equal(recoverTextualToolCalls('[{"name":"read","arguments":{}},{"name":"nope","arguments":{}}]', r), null);

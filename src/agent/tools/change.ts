@@ -6,9 +6,10 @@ import { projectPathViolation } from '../../core/path.ts';
 import type { ChangeResult, OperationPrecondition, PreconditionValue } from '../../protocol/change.ts';
 import type { ChangeService } from '../../services/change-service.ts';
 import type { ChangeProposal } from '../approval.ts';
-import { diffCounts, previewDiff } from '../diff.ts';
+import { appliedDiff } from '../diff.ts';
 import { ToolError, stringArg, type Tool } from '../tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
+import { looksBinary } from './files.ts';
 
 // replace_symbol and patch through rift's ChangeService, in process: the same witnessed
 // resolution, refusals and publication as over MCP. Each is a gated mutation like edit/write
@@ -104,7 +105,7 @@ async function withHooks(ctx: ToolContext, tool: 'replace_symbol' | 'patch', res
 function textOf(abs: string): string | null {
   if (!existsSync(abs)) return null;
   const bytes = readFileSync(abs);
-  return bytes.subarray(0, 8192).includes(0) ? null : bytes.toString('utf8');
+  return looksBinary(bytes) ? null : bytes.toString('utf8');
 }
 
 export const replaceSymbolTool: Tool<ToolContext> = {
@@ -127,10 +128,7 @@ export const replaceSymbolTool: Tool<ToolContext> = {
     const before = textOf(abs);
     const result = await applyChange(ctx, 'replace_symbol', [{ absPath: abs, kind: 'edit' }], detail, () => change.replaceSymbol({ symbol, body }));
     const after = result.status === 'applied' ? textOf(abs) : null;
-    if (before !== null && after !== null) {
-      const diff = previewDiff(before, after, 80);
-      ctx.lastDiff = { path: abs, diff, ...diffCounts(diff) };
-    }
+    if (before !== null && after !== null) ctx.lastDiff = appliedDiff(abs, before, after);
     return withHooks(ctx, 'replace_symbol', result);
   },
 };

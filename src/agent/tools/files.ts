@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, relative } from 'node:path';
 import { PARTIAL_NOTE } from '../approval.ts';
-import { diffCounts, previewDiff } from '../diff.ts';
+import { appliedDiff } from '../diff.ts';
 import { ToolError, optBool, optInt, stringArg, type Tool } from '../tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
+import { lineNumberFromStarts, lineStarts } from '../../core/lines.ts';
 import { extractDeclarations } from '../../syntax/declarations.ts';
 import { isSyntaxReady } from '../../syntax/runtime.ts';
 import type { LanguageId } from '../../syntax/types.ts';
@@ -21,7 +22,8 @@ const OUTLINE_LANGUAGES: Record<string, LanguageId> = {
   '.rs': 'rust', '.py': 'python', '.js': 'javascript', '.jsx': 'javascript', '.ts': 'typescript', '.tsx': 'tsx', '.go': 'go',
 };
 
-function looksBinary(bytes: Uint8Array): boolean {
+/** B.2: a NUL byte in the first 8 KB marks a binary file (read refuses it, grep skips it, no edit_diff). */
+export function looksBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
 }
 
@@ -78,22 +80,11 @@ function outline(language: LanguageId, bytes: Uint8Array, text: string): string 
     return null;
   }
   if (decls.length === 0) return null;
-  const starts = [0];
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 10) starts.push(i + 1);
-  const lineOf = (off: number) => {
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= off) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const starts = lineStarts(bytes);
   const lines = text.split('\n');
   return decls
     .map((d) => {
-      const ln = lineOf(d.itemSpan.start);
+      const ln = lineNumberFromStarts(starts, d.itemSpan.start) - 1;
       const depth = d.container ? d.qualifiedName.split(/::|\./).length - 1 : 0;
       return `${String(ln + 1).padStart(5)}\t${'  '.repeat(depth)}${(lines[ln] ?? '').trim().slice(0, 200)}`;
     })
@@ -180,10 +171,7 @@ async function applyChange(ctx: ToolContext, kind: 'write' | 'edit', abs: string
   if (ctx.signal.aborted) throw new ToolError('cancelled by user');
   ctx.journal.record(abs);
   writeAtomic(abs, auth.content);
-  if (!prior.binary) {
-    const diff = previewDiff(prior.text, auth.content, 80);
-    ctx.lastDiff = { path: abs, diff, ...diffCounts(diff) };
-  }
+  if (!prior.binary) ctx.lastDiff = appliedDiff(abs, prior.text, auth.content);
   return { note: auth.partial ? PARTIAL_NOTE : '', content: auth.content };
 }
 

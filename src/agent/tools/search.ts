@@ -3,6 +3,7 @@ import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { ToolError, optString, stringArg, type Tool } from '../tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
+import { looksBinary } from './files.ts';
 
 // ls, grep and glob (reference B.2, C.4): walks respect .gitignore, skip hidden entries and
 // never enter .git or .rift; denied paths are hidden or refused; every walk is bounded.
@@ -105,7 +106,7 @@ export const grepTool: Tool<ToolContext> = {
       } catch {
         continue;
       }
-      if (buf.subarray(0, 8192).includes(0)) continue;
+      if (looksBinary(buf)) continue;
       const rel = relative(ctx.cwd, abs).split(sep).join('/') || abs;
       const lines = buf.toString('utf8').split('\n');
       for (let i = 0; i < lines.length; i++) {
