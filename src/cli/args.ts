@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { AgentFlags } from '../agent/config.ts';
 
 // Shared flag parsing: unknown flags and missing values become a usage error.
 
@@ -25,4 +26,36 @@ export function intFlag(v: string | undefined, name: string): number | undefined
   const n = Number(v);
   if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
   return n;
+}
+
+export const PAGING = { limit: { type: 'string' }, page: { type: 'string' } } as const;
+
+/** `--limit N` and `--page N` as whole numbers; the service checks their bounds. */
+export function pageFlags(values: { limit?: string; page?: string }, defaultLimit: number): { limit: number; page_index: number } {
+  const limit = values.limit === undefined ? defaultLimit : Number(values.limit);
+  const page = values.page === undefined ? 0 : Number(values.page);
+  if (!Number.isInteger(limit) || !Number.isInteger(page) || page < 0) throw new UsageError('--limit and --page take whole numbers');
+  return { limit, page_index: page };
+}
+
+/** The agent flags `-p` and `--serve` share. */
+export const AGENT_OPTIONS = {
+  model: { type: 'string', short: 'm' },
+  host: { type: 'string' },
+  continue: { type: 'boolean', short: 'c' },
+  resume: { type: 'string' },
+  approve: { type: 'boolean' },
+  'num-ctx': { type: 'string' },
+  'max-iterations': { type: 'string' },
+  temp: { type: 'string' },
+} as const;
+
+export function agentFlags(values: { host?: string; model?: string; 'num-ctx'?: string; 'max-iterations'?: string; temp?: string }): AgentFlags {
+  return {
+    host: values.host,
+    model: values.model,
+    numCtx: intFlag(values['num-ctx'], 'num-ctx'),
+    maxIterations: intFlag(values['max-iterations'], 'max-iterations'),
+    temperature: values.temp === undefined ? undefined : Number(values.temp),
+  };
 }

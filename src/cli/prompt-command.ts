@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { Agent, type TurnResult } from '../agent/agent.ts';
-import { loadAgentConfig, type AgentFlags } from '../agent/config.ts';
+import { loadAgentConfig } from '../agent/config.ts';
 import { DETACHED_GATE, type Gate } from '../agent/gate.ts';
 import { PostEditHooks } from '../agent/hooks.ts';
 import { systemPrompt } from '../agent/prompt.ts';
@@ -11,23 +11,16 @@ import { TrustStore } from '../agent/trust.ts';
 import type { AgentEvent } from '../agent/types.ts';
 import { log } from '../core/log.ts';
 import { Engine } from '../services/engine.ts';
-import { intFlag, parse, UsageError } from './args.ts';
+import { AGENT_OPTIONS, agentFlags, parse, UsageError } from './args.ts';
 
 // `rift -p "<prompt>"`: one autonomous turn (reference B.15). Progress goes to stderr, the
 // answer to stdout; `--json` prints the event stream as JSON lines instead.
 
 const OPTIONS = {
+  ...AGENT_OPTIONS,
   prompt: { type: 'string', short: 'p' },
   json: { type: 'boolean' },
   trace: { type: 'string' },
-  model: { type: 'string', short: 'm' },
-  host: { type: 'string' },
-  continue: { type: 'boolean', short: 'c' },
-  resume: { type: 'string' },
-  approve: { type: 'boolean' },
-  'num-ctx': { type: 'string' },
-  'max-iterations': { type: 'string' },
-  temp: { type: 'string' },
 } as const;
 
 
@@ -39,14 +32,7 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
   const cwd = process.cwd();
   const err = (s: string) => process.stderr.write(s);
 
-  const flags: AgentFlags = {
-    host: values.host,
-    model: values.model,
-    numCtx: intFlag(values['num-ctx'], 'num-ctx'),
-    maxIterations: intFlag(values['max-iterations'], 'max-iterations'),
-    temperature: values.temp === undefined ? undefined : Number(values.temp),
-  };
-  const { config, warnings } = loadAgentConfig(cwd, flags);
+  const { config, warnings } = loadAgentConfig(cwd, agentFlags(values));
   for (const w of warnings) err(`warning: ${w}\n`);
 
   let route;

@@ -1,5 +1,6 @@
+import { SEARCH_LIMIT_DEFAULT } from '../core/limits.ts';
 import { Engine } from '../services/engine.ts';
-import { parse, UsageError, WORKSPACE } from './args.ts';
+import { PAGING, pageFlags, parse, UsageError, WORKSPACE } from './args.ts';
 
 // `rift search <query>`: ranked hits as `path:line  kind name` rows a terminal can click.
 
@@ -12,24 +13,20 @@ export async function runSearch(argv: readonly string[]): Promise<number> {
       target: { type: 'string' },
       'include-path': { type: 'string', multiple: true },
       'exclude-path': { type: 'string', multiple: true },
-      limit: { type: 'string' },
-      page: { type: 'string' },
+      ...PAGING,
       source: { type: 'boolean' },
     },
     1,
   );
   const target = values.target ?? 'all';
   if (target !== 'all' && target !== 'symbol' && target !== 'file') throw new UsageError('--target is one of symbol, file, all');
-  const limit = values.limit === undefined ? 20 : Number(values.limit);
-  const page = values.page === undefined ? 0 : Number(values.page);
-  if (!Number.isInteger(limit) || !Number.isInteger(page) || page < 0) throw new UsageError('--limit and --page take whole numbers');
+  const paging = pageFlags(values, SEARCH_LIMIT_DEFAULT);
   const engine = await Engine.open(values.workspace ?? '.', { watch: false });
   try {
     const result = await engine.search.search({
       query: positionals[0],
       target,
-      limit,
-      page_index: page,
+      ...paging,
       paths: { include: values['include-path'] ?? [], exclude: values['exclude-path'] ?? [] },
       include: values.source || values.json ? ['source', 'score'] : [],
     });

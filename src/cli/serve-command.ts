@@ -1,21 +1,14 @@
 import { runServe } from '../serve/run.ts';
-import { intFlag, parse, UsageError } from './args.ts';
+import { AGENT_OPTIONS, agentFlags, parse, UsageError } from './args.ts';
 
 // `rift --serve [--model M] [--host URL] [--continue | --resume FILE] [--approve[=false]]`:
 // the editor protocol over stdio (docs/serve.md).
 
 const OPTIONS = {
+  ...AGENT_OPTIONS,
   serve: { type: 'boolean' },
-  model: { type: 'string', short: 'm' },
-  host: { type: 'string' },
-  continue: { type: 'boolean', short: 'c' },
-  resume: { type: 'string' },
-  approve: { type: 'boolean' },
   'no-approve': { type: 'boolean' },
   'no-index': { type: 'boolean' },
-  'num-ctx': { type: 'string' },
-  'max-iterations': { type: 'string' },
-  temp: { type: 'string' },
 } as const;
 
 
@@ -25,15 +18,10 @@ export async function runServeCommand(argv: readonly string[], version: string):
   const { values } = parse(args, OPTIONS, 0);
   if (values.continue && values.resume) throw new UsageError('--continue and --resume cannot be combined');
   if (values.approve && values['no-approve']) throw new UsageError('--approve and --approve=false cannot be combined');
-  const temp = values.temp === undefined ? undefined : Number(values.temp);
-  if (temp !== undefined && !Number.isFinite(temp)) throw new UsageError(`--temp must be a number, got ${values.temp}`);
+  if (values.temp !== undefined && !Number.isFinite(Number(values.temp))) throw new UsageError(`--temp must be a number, got ${values.temp}`);
   const code = await runServe(
     {
-      host: values.host,
-      model: values.model,
-      numCtx: intFlag(values['num-ctx'], 'num-ctx'),
-      maxIterations: intFlag(values['max-iterations'], 'max-iterations'),
-      temperature: temp,
+      ...agentFlags(values),
       continue: values.continue,
       resume: values.resume,
       approveMode: values.approve ? true : values['no-approve'] ? false : undefined,

@@ -1,23 +1,20 @@
 import { Engine } from '../services/engine.ts';
-import { parse, UsageError, WORKSPACE } from './args.ts';
+import { PAGING, pageFlags, parse, WORKSPACE } from './args.ts';
 
 // `rift symbol <name>`: declarations by name, as `path:line  kind name` rows.
 
 export async function runSymbol(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { ...WORKSPACE, json: { type: 'boolean' }, limit: { type: 'string' }, page: { type: 'string' }, source: { type: 'boolean' } },
+    { ...WORKSPACE, json: { type: 'boolean' }, ...PAGING, source: { type: 'boolean' } },
     1,
   );
-  const limit = values.limit === undefined ? 20 : Number(values.limit);
-  const page = values.page === undefined ? 0 : Number(values.page);
-  if (!Number.isInteger(limit) || !Number.isInteger(page) || page < 0) throw new UsageError('--limit and --page take whole numbers');
+  const paging = pageFlags(values, 20);
   const engine = await Engine.open(values.workspace ?? '.', { watch: false });
   try {
     const result = await engine.read.getSymbol({
       name: positionals[0],
-      limit,
-      page_index: page,
+      ...paging,
       include: values.source || values.json ? ['source'] : [],
     });
     if (values.json) {

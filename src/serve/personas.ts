@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { firstLine, frontMatter } from './skills.ts';
+import { compareNames, firstLine, frontMatter } from './skills.ts';
 
 // Personas for the `agent` tool (reference B.9): `.rift/agents/*.md` in the project (wins a name
 // collision), then `<user config>/agents/*.md`. Front matter: `name` (default: the file stem),
@@ -43,7 +43,7 @@ export function discoverPersonas(dirs: readonly string[]): { personas: Persona[]
       byName.set(name, { name, description: fields.description || firstLine(body), model: fields.model || undefined, tools, body: body.trim() });
     }
   }
-  return { personas: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), warnings };
+  return { personas: [...byName.values()].sort(compareNames), warnings };
 }
 
 /** System prompt sections (B.10 item 5): model roles when configured, then personas when any exist. */

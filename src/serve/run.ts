@@ -14,7 +14,7 @@ import type { Engine } from '../services/engine.ts';
 import { ServeGate, ServeSession, type Wire } from './server.ts';
 import { discoverPlugins, pluginTool, type Plugin } from './plugins.ts';
 import { discoverPersonas, rolesAndPersonasSection } from './personas.ts';
-import { discoverSkills, skillsSection, skillTool } from './skills.ts';
+import { compareNames, discoverSkills, skillsSection, skillTool } from './skills.ts';
 import { agentTool } from './subagents.ts';
 
 // Wiring for `rift --serve`: config, route and preflight, session, approval, the agent, and
@@ -70,7 +70,7 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   const skills = [
     ...found,
     ...plugins.flatMap((p) => p.commands.filter((c) => !names.has(c.name)).map((c) => ({ name: c.name, description: c.description, path: '', template: c.prompt }))),
-  ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  ].sort(compareNames);
   if (skills.length > 0) err(`skills: ${skills.map((s) => s.name).join(', ')}\n`);
   // A project plugin that runs commands (tools or post-edit hooks) waits for a trust decision.
   const untrusted = plugins.filter((p) => p.scope === 'project' && (p.tools.length > 0 || p.hooks.length > 0) && !trust.has(p.key));
@@ -142,7 +142,7 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   server = new ServeSession({ agent, approval, config, out, skills, unusable, untrusted, trustPlugin });
   // Background tasks report between turns too.
   agent.tasks.setSink((e) => out(e as Wire));
-  server.start({ model: route.address, session: opened.path, cwd, version, numCtx, history: historyMessages(opened.messages ?? []) });
+  server.start({ session: opened.path, cwd, version, history: historyMessages(opened.messages ?? []) });
 
   // The code index opens after `ready` so an editor is not kept waiting; a turn that starts
   // before it is open simply runs without the code tools.

@@ -23,11 +23,9 @@ export const PROBE_TIMEOUT_MS = 2500;
 export type Wire = Record<string, unknown> & { event: string };
 export type Out = (e: Wire) => void;
 
-interface PendingAsk {
-  resolve: (answer: string | null) => void;
-}
-interface PendingReview {
-  resolve: (d: ReviewDecision | null) => void;
+/** A question on the wire awaiting its reply; null resolves it as dropped (deny). */
+interface Pending<T> {
+  resolve: (reply: T | null) => void;
 }
 
 export interface ServeOptions {
@@ -59,8 +57,8 @@ export class ServeGate implements Gate {
 
 export class ServeSession {
   private seq = 0;
-  private readonly asks = new Map<number, PendingAsk>();
-  private readonly reviews = new Map<number, PendingReview>();
+  private readonly asks = new Map<number, Pending<string>>();
+  private readonly reviews = new Map<number, Pending<ReviewDecision>>();
   private editReview = false;
   private busy = false;
   private turn: AbortController | null = null;
@@ -68,7 +66,6 @@ export class ServeSession {
   private work: Promise<void> = Promise.resolve();
   private closed = false;
   private unusable: string | null;
-  private helloSeen = false;
   private trustOffered = false;
 
   constructor(private readonly o: ServeOptions) {
@@ -84,15 +81,15 @@ export class ServeSession {
   }
 
   /** The startup events: ready, context, then history when resuming a conversation. */
-  start(info: { model: string; session: string; cwd: string; version: string; numCtx: number; history: Array<{ role: string; text: string }> }): void {
+  start(info: { session: string; cwd: string; version: string; history: Array<{ role: string; text: string }> }): void {
     this.emit({
       event: 'ready',
-      model: info.model,
+      model: this.o.agent.route.address,
       session: info.session,
       cwd: info.cwd,
       version: info.version,
       protocol_version: PROTOCOL_VERSION,
-      num_ctx: info.numCtx,
+      num_ctx: this.o.agent.numCtx,
       approve: this.o.approval.approve,
       skills: (this.o.skills ?? []).map((s) => ({ name: s.name, description: s.description })),
       commands: [...COMMANDS],
@@ -100,10 +97,6 @@ export class ServeSession {
     this.emit({ event: 'context', ...this.o.agent.contextUsage() });
     if (info.history.length > 0) this.emit({ event: 'history', messages: info.history });
     if (this.unusable) this.warn(this.unusable);
-  }
-
-  get running(): boolean {
-    return this.busy;
   }
 
   /** One stdin line. Never throws: anything wrong with the line becomes a warning. */
@@ -160,7 +153,6 @@ export class ServeSession {
     this.editReview = c.edit_review === true;
     if (typeof c.approve === 'boolean') this.o.approval.approve = c.approve;
     this.emit({ event: 'capabilities', protocol_version: PROTOCOL_VERSION, edit_review: this.editReview, approve: this.o.approval.approve });
-    this.helloSeen = true;
     this.offerTrust();
   }
 
@@ -219,8 +211,7 @@ export class ServeSession {
       try {
         if (this.unusable) {
           this.warn(this.unusable);
-          this.busy = false;
-          this.emit({ event: 'done', stats: zeroStats() });
+          this.forward({ event: 'done', stats: zeroStats() });
           return;
         }
         await this.o.agent.runTurn(text, (e) => this.forward(e), ctl.signal);
@@ -299,14 +290,13 @@ export class ServeSession {
   }
 
   /** Every reachable model: the default host's list, then each provider's, duplicates removed (A.14). */
-  async listModels(): Promise<void> {
+  private async listModels(): Promise<void> {
     const cfg = this.o.config;
     const env = this.o.env ?? process.env;
     const names = new Set(Object.keys(cfg.providers));
     const current = this.o.agent.route.address;
     const prefix = current.includes('/') ? current.slice(0, current.indexOf('/')) : '';
     if (prefix === 'openai' && !cfg.providers.openai) names.add('openai');
-    const probes: Array<Promise<string[]>> = [];
     const probe = async (addr: string, host: string, withPrefix: string) => {
       const ctl = new AbortController();
       const timer = setTimeout(() => ctl.abort(), PROBE_TIMEOUT_MS);
@@ -321,60 +311,44 @@ export class ServeSession {
         clearTimeout(timer);
       }
     };
-    probes.push(probe('probe', cfg.host, ''));
-    for (const name of [...names].sort()) probes.push(probe(`${name}/probe`, cfg.host, name));
-    let lists: string[][];
-    try {
-      lists = await Promise.all(probes);
-    } catch {
-      lists = [];
-    }
+    // Each probe answers [] on any failure, so this never rejects.
+    const lists = await Promise.all([probe('probe', cfg.host, ''), ...[...names].sort().map((name) => probe(`${name}/probe`, cfg.host, name))]);
     const models = [...new Set(lists.flat())];
     this.emit({ event: 'models', models, current: this.o.agent.route.address });
   }
 
-  nextId(): number {
-    return ++this.seq;
-  }
-
   raiseAsk(req: AskRequest, signal: AbortSignal): Promise<string | null> {
-    if (this.closed || signal.aborted) return Promise.resolve(null);
-    const id = this.nextId();
-    return new Promise((resolve) => {
-      const onAbort = () => {
-        this.asks.delete(id);
-        resolve(null);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.asks.set(id, {
-        resolve: (a) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(a);
-        },
-      });
-      this.emit({ event: 'ask', id, question: req.question, detail: req.detail, choices: req.choices });
-    });
+    return this.raise(this.asks, signal, (id) => ({ event: 'ask', id, question: req.question, detail: req.detail, choices: req.choices }));
   }
 
   raiseReview(req: ReviewRequest, signal: AbortSignal): Promise<ReviewDecision | null | 'unavailable'> {
     // Reviews belong to a turn and close with it. A background sub-agent outlives the turn
     // that launched it, so its edits are approved through a plain ask, which stays answerable.
     if (!this.editReview || signal !== this.turn?.signal) return Promise.resolve('unavailable');
+    const wire = (id: number): Wire => ({ event: 'edit_review', id, tool: req.tool, path: req.path, old: req.old, new: req.new, segments: req.segments });
+    return this.raise(this.reviews, signal, wire, (id) => this.emit({ event: 'edit_review_closed', id }));
+  }
+
+  /**
+   * One question on the wire under the next id of the shared counter (asks and reviews are one id
+   * space, never reused). After EOF or an abort it is dropped (null); `dropped` runs if it was pending.
+   */
+  private raise<T>(pending: Map<number, Pending<T>>, signal: AbortSignal, wire: (id: number) => Wire, dropped?: (id: number) => void): Promise<T | null> {
     if (this.closed || signal.aborted) return Promise.resolve(null);
-    const id = this.nextId();
+    const id = ++this.seq;
     return new Promise((resolve) => {
       const onAbort = () => {
-        if (this.reviews.delete(id)) this.emit({ event: 'edit_review_closed', id });
+        if (pending.delete(id)) dropped?.(id);
         resolve(null);
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.reviews.set(id, {
-        resolve: (d) => {
+      pending.set(id, {
+        resolve: (reply) => {
           signal.removeEventListener('abort', onAbort);
-          resolve(d);
+          resolve(reply);
         },
       });
-      this.emit({ event: 'edit_review', id, tool: req.tool, path: req.path, old: req.old, new: req.new, segments: req.segments });
+      this.emit(wire(id));
     });
   }
 
@@ -387,9 +361,5 @@ export class ServeSession {
     this.reviews.clear();
     this.turn?.abort();
     await this.work;
-  }
-
-  get helloReceived(): boolean {
-    return this.helloSeen;
   }
 }

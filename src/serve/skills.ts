@@ -43,7 +43,12 @@ export function discoverSkills(dirs: readonly string[]): Skill[] {
       }
     }
   }
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...byName.values()].sort(compareNames);
+}
+
+/** Code-unit order by name: skills, plugin commands and personas are all listed this way. */
+export function compareNames(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /** `---` front matter of `key: value` lines (quotes around a value dropped), and the body after it. */

@@ -79,6 +79,13 @@ export class ServeClient {
     return this.waitFor((e) => e.event === name, { from });
   }
 
+  /** Sends hello with `fields` and resolves with the capabilities event answering it. */
+  hello(fields: Record<string, unknown>): Promise<Ev> {
+    const from = this.events.length;
+    this.send({ cmd: 'hello', ...fields });
+    return this.event('capabilities', from);
+  }
+
   /** Sends a prompt and resolves with the events of that turn (through done). */
   async turn(text: string): Promise<Ev[]> {
     const from = this.events.length;

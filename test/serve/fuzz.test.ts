@@ -17,7 +17,7 @@ function rng(seed: number): () => number {
 const CMDS = ['hello', 'prompt', 'answer', 'edit_decision', 'cancel', 'undo', 'list_sessions', 'list_models', 'set_model', 'set_approval', 'bogus', '', 'PROMPT'];
 const VALUES: unknown[] = [null, true, false, 0, -1, 1.5, 1e308, 'x', '', '   ', [], {}, [1, 'a'], { a: { b: [] } }, 'test-model', 'absent', '/skill:none', 'text\nwith\nnewlines', '\u0000\u2028'];
 
-export function fuzzLines(n: number, seed = 42): string[] {
+function fuzzLines(n: number, seed = 42): string[] {
   const r = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const lines: string[] = [];

@@ -134,8 +134,7 @@ describe('rift --serve', () => {
     );
     const c = open();
     await c.event('context');
-    c.send({ cmd: 'hello', edit_review: true });
-    await c.event('capabilities');
+    await c.hello({ edit_review: true });
     const from = c.events.length;
     c.send({ cmd: 'prompt', text: 'go' });
     const ask = await c.event('ask', from);
@@ -180,8 +179,7 @@ describe('rift --serve', () => {
     );
     const c = open();
     await c.event('context');
-    c.send({ cmd: 'hello', edit_review: true });
-    await c.event('capabilities');
+    await c.hello({ edit_review: true });
     let from = c.events.length;
     c.send({ cmd: 'prompt', text: 'make n' });
     const r1 = await c.event('edit_review', from);
@@ -424,6 +422,54 @@ describe('rift --serve', () => {
     c.send({ cmd: 'edit_decision', id: review.id, apply: true });
     await c.event('done', from);
     assert.equal(readFileSync(join(cwd, 'p.txt'), 'utf8'), 'reviewed\n');
+    assert.equal(await c.close(), 0);
+  });
+
+  it('quiet by contract: cancel with no turn, unknown answer/edit_decision ids and empty prompts emit nothing; hello is idempotent', async () => {
+    const c = open();
+    await c.event('context');
+    const from = c.events.length;
+    c.send({ cmd: 'cancel' });
+    c.send({ cmd: 'answer', id: 7, text: 'allow once' });
+    c.send({ cmd: 'answer', text: 'no id' });
+    c.send({ cmd: 'edit_decision', id: 7, apply: true });
+    c.send({ cmd: 'edit_decision', apply: false });
+    c.send({ cmd: 'prompt', text: '  \t ' });
+    c.send({ cmd: 'prompt' });
+    c.send({ cmd: 'hello', edit_review: true });
+    c.send({ cmd: 'hello', edit_review: true });
+    c.send({ cmd: 'list_sessions' });
+    await c.event('sessions', from);
+    const ev = c.since(from);
+    assert.deepEqual(ev.map((e) => e.event), ['capabilities', 'capabilities', 'sessions']);
+    assert.deepEqual(ev[1], ev[0]);
+    assert.deepEqual(ev[0], { event: 'capabilities', protocol_version: 1, edit_review: true, approve: true });
+    assert.equal(await c.close(), 0);
+  });
+
+  it('one id space, never reused: an ask dropped by cancel keeps its id, answering it late is a no-op, the next ask counts on', async () => {
+    server.script(
+      ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'touch first.txt' } }] }),
+      ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'touch second.txt' } }] }),
+      ollamaReply({ content: 'skipped' }),
+    );
+    const c = open();
+    await c.event('context');
+    let from = c.events.length;
+    c.send({ cmd: 'prompt', text: 'first' });
+    const first = await c.event('ask', from);
+    assert.equal(first.id, 1);
+    c.send({ cmd: 'cancel' });
+    await c.event('done', from);
+    c.send({ cmd: 'answer', id: first.id, text: 'allow once' });
+    from = c.events.length;
+    c.send({ cmd: 'prompt', text: 'second' });
+    const second = await c.event('ask', from);
+    assert.equal(second.id, 2);
+    assert.equal(second.question, 'Allow bash: touch second.txt');
+    c.send({ cmd: 'answer', id: second.id, text: 'deny' });
+    await c.event('done', from);
+    assert.ok(!existsSync(join(cwd, 'first.txt')) && !existsSync(join(cwd, 'second.txt')));
     assert.equal(await c.close(), 0);
   });
 });

@@ -7,10 +7,15 @@ import { tempDir, useModelServer } from '../support/agent-harness.ts';
 import { ServeClient } from './client.ts';
 
 describe('rift --serve sub-agents', () => {
-  const { server, workspace } = useModelServer();
+  const { server, workspace, killAtEnd } = useModelServer();
   let cwd: string;
   let home: string;
   before(() => ({ cwd, home } = workspace('rift-serve-sub-')));
+  const open = (extra: string[] = [], dir = cwd, userHome = home) => {
+    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index', ...extra], dir, userHome);
+    killAtEnd(c.child);
+    return c;
+  };
 
   it('the agent tool runs concurrent sub-agents with subagent_* events and returns their reports', async () => {
     server.script(
@@ -19,7 +24,7 @@ describe('rift --serve sub-agents', () => {
       ollamaReply({ content: 'same report' }),
       ollamaReply({ content: 'All checked.' }),
     );
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
+    const c = open();
     await c.event('context');
     const ev = await c.turn('check both');
     const started = ev.filter((e) => e.event === 'subagent_started');
@@ -54,7 +59,7 @@ describe('rift --serve sub-agents', () => {
       { ...ollamaReply({ content: 'Reviewed.' }), when: (b) => !isChild(b) },
     );
     try {
-      const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], dir, userHome);
+      const c = open([], dir, userHome);
       await c.event('context');
       const before = server.chatRequests().length;
       const ev = await c.turn('review both');
@@ -93,7 +98,7 @@ describe('rift --serve sub-agents', () => {
       ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'echo from-parent' } }] }),
       ollamaReply({ content: 'both ran' }),
     );
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
+    const c = open();
     await c.event('context');
     const from = c.events.length;
     c.send({ cmd: 'prompt', text: 'delegate' });
@@ -115,7 +120,7 @@ describe('rift --serve sub-agents', () => {
       ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 0.3; echo finished-ok', run_in_background: true } }] }),
       ollamaReply({ content: 'Started.' }),
     );
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index', '--approve=false'], cwd, home);
+    const c = open(['--approve=false']);
     await c.event('context');
     const ev = await c.turn('start it');
     assert.deepEqual(ev.find((e) => e.event === 'task_started'), { event: 'task_started', id: 1, label: 'sleep 0.3; echo finished-ok' });
@@ -139,7 +144,7 @@ describe('rift --serve sub-agents', () => {
       ollamaReply({ content: 'one started, one refused' }),
       ollamaReply({ content: 'Noted.' }),
     );
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index', '--approve=false'], cwd, home);
+    const c = open(['--approve=false']);
     await c.event('context');
     const before = server.chatRequests().length;
     const ev = await c.turn('fill the task slots');
@@ -163,10 +168,9 @@ describe('rift --serve sub-agents', () => {
       ollamaReply({ content: 'Wrote it.' }),
       ollamaReply({ content: 'Done.' }),
     );
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
+    const c = open();
     await c.event('context');
-    c.send({ cmd: 'hello', edit_review: true });
-    await c.event('capabilities');
+    await c.hello({ edit_review: true });
     const from = c.events.length;
     c.send({ cmd: 'prompt', text: 'delegate the write' });
     const review = await c.event('edit_review', from);
@@ -187,10 +191,9 @@ describe('rift --serve sub-agents', () => {
       { ...ollamaReply({ content: 'Launched.' }), when: parent },
       { ...ollamaReply({ content: 'Wrote it.' }), when: child },
     );
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
+    const c = open();
     await c.event('context');
-    c.send({ cmd: 'hello', edit_review: true });
-    await c.event('capabilities');
+    await c.hello({ edit_review: true });
     const from = c.events.length;
     c.send({ cmd: 'prompt', text: 'write it in the background' });
     const ask = await c.event('ask', from);
@@ -217,7 +220,7 @@ describe('rift --serve sub-agents', () => {
       ollamaReply({ content: 'Done.' }),
       ollamaReply({ content: 'Done.' }),
     );
-    const c = new ServeClient(['--host', server.url, '--model', 'test-model', '--no-index'], cwd, home);
+    const c = open();
     await c.event('context');
     const from = c.events.length;
     c.send({ cmd: 'prompt', text: 'survey in the background' });
