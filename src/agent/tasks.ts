@@ -157,14 +157,22 @@ export interface CommandRun {
 }
 
 /**
- * Runs argv with stdin closed in its own process group, so a timeout or cancel kills the whole
- * tree. Output past `keepBytes` is dropped. Cancel rejects with `cancelled by user`.
+ * Runs argv in its own process group, so a timeout or cancel kills the whole tree; stdin is
+ * closed, or carries `input` and then closes. Output past `keepBytes` is dropped. Cancel
+ * rejects with `cancelled by user`.
  */
-export function runCommand(argv: readonly string[], opts: { cwd: string; signal: AbortSignal; timeoutMs: number; keepBytes?: number }): Promise<CommandRun> {
+export function runCommand(
+  argv: readonly string[],
+  opts: { cwd: string; signal: AbortSignal; timeoutMs: number; keepBytes?: number; input?: string },
+): Promise<CommandRun> {
   if (opts.signal.aborted) return Promise.reject(new ToolError('cancelled by user'));
   const keep = opts.keepBytes ?? Infinity;
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: true });
+    if (opts.input !== undefined) {
+      child.stdin!.on('error', () => {}); // a command that exits without reading its input
+      child.stdin!.end(opts.input);
+    }
     const chunks: Array<{ err: boolean; b: Buffer }> = [];
     let kept = 0;
     const add = (err: boolean) => (b: Buffer) => {
@@ -172,8 +180,8 @@ export function runCommand(argv: readonly string[], opts: { cwd: string; signal:
       chunks.push({ err, b });
       kept += b.length;
     };
-    child.stdout.on('data', add(false));
-    child.stderr.on('data', add(true));
+    child.stdout!.on('data', add(false));
+    child.stderr!.on('data', add(true));
     let timedOut = false;
     let cancelled = false;
     const timer = setTimeout(() => {

@@ -12,10 +12,10 @@ import { TrustStore } from '../agent/trust.ts';
 import { log } from '../core/log.ts';
 import type { Engine } from '../services/engine.ts';
 import { ServeGate, ServeSession, type Wire } from './server.ts';
-import { discoverPlugins, pluginTool, type Plugin } from './plugins.ts';
-import { discoverPersonas, rolesAndPersonasSection } from './personas.ts';
-import { compareNames, discoverSkills, skillsSection, skillTool } from './skills.ts';
-import { agentTool } from './subagents.ts';
+import { discoverPlugins, pluginTool, type Plugin } from '../agent/plugins.ts';
+import { discoverPersonas, rolesAndPersonasSection } from '../agent/personas.ts';
+import { compareNames, discoverSkills, skillsSection, skillTool } from '../agent/skills.ts';
+import { agentTool } from '../agent/subagents.ts';
 
 // Wiring for `rift --serve`: config, route and preflight, session, approval, the agent, and
 // stdio. Events go to stdout (one JSON line each), diagnostics to stderr.
@@ -168,6 +168,8 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
   rl.on('line', (line) => server!.handleLine(line));
   await new Promise<void>((resolve) => rl.once('close', resolve));
+  // Nothing is printed after stdin EOF: not even a background task finishing during shutdown.
+  stdoutOpen = false;
   await server.close();
   await opening;
   const killed = agent.tasks.killAll();

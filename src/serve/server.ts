@@ -5,8 +5,8 @@ import type { AskRequest, Gate, ReviewDecision, ReviewRequest } from '../agent/g
 import { buildRoute } from '../agent/routing.ts';
 import { Session } from '../agent/session.ts';
 import { zeroStats, type AgentEvent } from '../agent/types.ts';
-import type { Plugin } from './plugins.ts';
-import { expandSkill, type Skill } from './skills.ts';
+import type { Plugin } from '../agent/plugins.ts';
+import { expandSkill, type Skill } from '../agent/skills.ts';
 
 // `rift --serve` (serve-protocol-v1): one command per stdin line in, one JSON event per stdout
 // line out. This class owns the protocol state — busy flag, the shared ask/review id counter,

@@ -7,6 +7,7 @@ import { ToolError } from '../../src/agent/tool.ts';
 import { middleTruncate } from '../../src/agent/tools/bash.ts';
 import type { ToolContext } from '../../src/agent/tools/context.ts';
 import { ToolRegistry } from '../../src/agent/tools/registry.ts';
+import { pluginTool } from '../../src/agent/plugins.ts';
 import type { AgentEvent } from '../../src/agent/types.ts';
 import { Engine } from '../../src/services/engine.ts';
 import { toolContext } from '../support/agent-harness.ts';
@@ -226,5 +227,18 @@ describe('agent recovery helpers', () => {
     assert.equal(recoverTextualToolCalls('{"name":"read"}', r), null);
     assert.deepEqual(recoverTextualToolCalls('<function=read_file><parameter=path>a</parameter></function>', r), [{ function: { index: 0, name: 'read_file', arguments: { path: 'a' } } }]);
     assert.equal(recoverTextualToolCalls('I will call <function=read><parameter=path>a</parameter></function>', r), null);
+  });
+});
+
+describe('plugin tools', () => {
+  it('run sh -c with the arguments as JSON on stdin; a failure names the tool, status and stderr', async () => {
+    const c = ctx();
+    const echo = pluginTool({ name: 'echo_args', description: 'Echo', command: 'cat', parameters: {} }, 'demo');
+    assert.equal(echo.description, 'Echo (plugin: demo)');
+    assert.equal(await echo.run({ id: '7' }, c), '{"id":"7"}');
+    const quiet = pluginTool({ name: 'quiet', description: '', command: 'true', parameters: {} }, 'demo');
+    assert.equal(await quiet.run({}, c), '(no output)');
+    const bad = pluginTool({ name: 'bad', description: '', command: 'echo out; echo oops >&2; exit 3', parameters: {} }, 'demo');
+    await assert.rejects(bad.run({}, c), (e: Error) => e instanceof ToolError && e.message === "plugin tool 'bad' failed (3): oops");
   });
 });

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ToolError, type Tool } from '../agent/tool.ts';
-import type { ToolContext } from '../agent/tools/context.ts';
+import { runCommand } from './tasks.ts';
+import { ToolError, type Tool } from './tool.ts';
+import type { ToolContext } from './tools/context.ts';
 
 // Plugins (reference D): `<cwd>/.rift/plugins/<dir>/plugin.json` (project, wins collisions) and
 // `<user config>/plugins/<dir>/plugin.json`. Commands are inert prompt templates, offered like
@@ -85,32 +85,12 @@ export function pluginTool(def: PluginToolDef, plugin: string): Tool<ToolContext
     description: `${def.description} (plugin: ${plugin})`,
     parameters: def.parameters,
     mutating: true,
-    run(args, ctx) {
-      return new Promise<string>((resolve, reject) => {
-        const child = spawn('sh', ['-c', def.command], { cwd: ctx.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (b) => (out += b));
-        child.stderr.on('data', (b) => (err += b));
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new ToolError(`plugin tool '${def.name}' timed out after ${PLUGIN_TOOL_TIMEOUT_MS / 1000}s`));
-        }, PLUGIN_TOOL_TIMEOUT_MS);
-        const onAbort = () => child.kill('SIGKILL');
-        ctx.signal.addEventListener('abort', onAbort, { once: true });
-        child.on('error', (e) => {
-          clearTimeout(timer);
-          reject(new ToolError(`plugin tool '${def.name}' failed to start: ${e.message}`));
-        });
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          ctx.signal.removeEventListener('abort', onAbort);
-          if (code === 0) resolve(out.trimEnd() || '(no output)');
-          else reject(new ToolError(`plugin tool '${def.name}' failed (${code}): ${(err.trim() || out.trim())}`));
-        });
-        child.stdin.on('error', () => {});
-        child.stdin.end(JSON.stringify(args));
-      });
+    async run(args, ctx) {
+      const r = await runCommand(['sh', '-c', def.command], { cwd: ctx.cwd, signal: ctx.signal, timeoutMs: PLUGIN_TOOL_TIMEOUT_MS, input: JSON.stringify(args) });
+      if (r.startError !== undefined) throw new ToolError(`plugin tool '${def.name}' failed to start: ${r.startError}`);
+      if (r.timedOut) throw new ToolError(`plugin tool '${def.name}' timed out after ${PLUGIN_TOOL_TIMEOUT_MS / 1000}s`);
+      if (r.code === 0) return r.stdout.trimEnd() || '(no output)';
+      throw new ToolError(`plugin tool '${def.name}' failed (${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
     },
   };
 }

@@ -1,11 +1,11 @@
-import { Agent } from '../agent/agent.ts';
-import type { AgentConfig } from '../agent/config.ts';
-import { systemPrompt } from '../agent/prompt.ts';
-import { isHookInfo } from '../agent/hooks.ts';
-import { buildRoute } from '../agent/routing.ts';
-import { ToolError, type Tool } from '../agent/tool.ts';
-import type { ToolContext } from '../agent/tools/context.ts';
-import type { AgentEvent } from '../agent/types.ts';
+import { Agent } from './agent.ts';
+import type { AgentConfig } from './config.ts';
+import { systemPrompt } from './prompt.ts';
+import { isHookInfo } from './hooks.ts';
+import { buildRoute } from './routing.ts';
+import { ToolError, type Tool } from './tool.ts';
+import type { ToolContext } from './tools/context.ts';
+import type { AgentEvent } from './types.ts';
 import type { Persona } from './personas.ts';
 
 // The `agent` tool (reference B.9): 1–4 sub-agents run concurrently (or as background tasks),
