@@ -11,6 +11,7 @@
 // A symbol answer matches a symbol hit with that path and qualified name; a file answer
 // (no `name`) matches any hit, symbol or file, in that file.
 
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Engine } from '../src/services/engine.ts';
@@ -127,6 +128,13 @@ export const TEST_SUBSET: readonly string[] = [
   'threading.py', 'tomllib', 'traceback.py', 'typing.py', 'wsgiref', 'xmlrpc',
   'test/test_csv.py', 'test/test_shutil.py', 'test/test_urlparse.py', 'test/test_logging.py', 'test/test_tempfile.py',
 ];
+
+/** Where this machine's Python keeps its standard library, or why it cannot be found. */
+export function pythonStdlib(): { root: string } | { error: string } {
+  const r = spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8', timeout: 10_000 });
+  if (r.error || r.status !== 0) return { error: r.error?.message ?? r.stderr.trim() };
+  return { root: r.stdout.trim() };
+}
 
 /**
  * Copies the test subset of the stdlib at `stdlib` into `dst` (which must exist), skipping

@@ -23,7 +23,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setLogLevel } from '../src/core/log.ts';
 import { Engine } from '../src/services/engine.ts';
 import { copyTree, fmtMs, percentile, seededRandom, treeSize, writeSection } from './lib.ts';
-import { RELEVANCE_SET, TEST_SUBSET, answerIndexed, copyRelevanceSubset, label, metrics, runRelevance, type Metrics, type RelevanceQuery, type Scored } from './relevance.ts';
+import { RELEVANCE_SET, TEST_SUBSET, answerIndexed, copyRelevanceSubset, label, metrics, pythonStdlib, runRelevance, type Metrics, type RelevanceQuery, type Scored } from './relevance.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -53,13 +53,13 @@ function ripgrep(): string {
   return r.stdout.split('\n')[0].trim();
 }
 
-function pythonStdlib(): string {
-  const r = spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8', timeout: 10_000 });
-  if (r.error || r.status !== 0) {
-    console.error(`python3 is required to locate the Python standard library: ${r.error?.message ?? r.stderr}`);
+function stdlibOrExit(): string {
+  const found = pythonStdlib();
+  if ('error' in found) {
+    console.error(`python3 is required to locate the Python standard library: ${found.error}`);
     process.exit(2);
   }
-  return r.stdout.trim();
+  return found.root;
 }
 
 function fileSize(path: string): number {
@@ -222,7 +222,7 @@ interface Run {
   cold: { wallMs: number; elapsedMs: number; files: number; parsed: number; symbols: number; skipped: number };
   sizes: Sizes;
   relevance: { scored: Scored[]; metrics: Metrics; dropped: RelevanceQuery[]; p50: number; p95: number };
-  subset: { files: number; bytes: number; indexMs: number; metrics: Metrics; notFirst: Scored[] };
+  subset: { files: number; bytes: number; metrics: Metrics };
   latency: Latency;
   queries: LatencyQuery[];
   load: [number, number];
@@ -322,7 +322,7 @@ function report(run: Run): string {
 async function main(): Promise<void> {
   setLogLevel('error');
   const rg = ripgrep();
-  const stdlib = pythonStdlib();
+  const stdlib = stdlibOrExit();
   const load0 = loadavg()[0];
   const dir = mkdtempSync(join(tmpdir(), 'rift-bench-search-'));
   try {
@@ -350,13 +350,11 @@ async function main(): Promise<void> {
     try {
       copyRelevanceSubset(dir, subDir);
       const subTree = treeSize(subDir);
-      const t0 = performance.now();
       const sub = await Engine.open(subDir, { watch: false });
       await sub.build();
-      const indexMs = performance.now() - t0;
       const subScored = await runRelevance(sub, RELEVANCE_SET.filter((q) => answerIndexed(sub, q)), RELEVANCE_K);
       await sub.close();
-      subset = { ...subTree, indexMs, metrics: metrics(subScored), notFirst: subScored.filter((x) => x.rank !== 1) };
+      subset = { ...subTree, metrics: metrics(subScored) };
     } finally {
       rmSync(subDir, { recursive: true, force: true });
     }

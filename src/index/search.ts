@@ -9,7 +9,7 @@ import { anyOf, phrase, type QueryWord } from './text.ts';
 //   content         literal line matcher: the query's exact bytes on one line
 
 /** Candidates a lane considers; bounds the work of one query whatever the tree's size. */
-export const LANE_CANDIDATES_MAX = 500;
+const LANE_CANDIDATES_MAX = 500;
 
 export interface LaneQuery {
   /** Words the ranked lanes score (common English words dropped from prose). */
@@ -55,7 +55,7 @@ export interface Lanes {
 
 type Filter = (path: string) => boolean;
 
-/** Runs every lane the query asks for. Throws when the full-text tables cannot be read. */
+/** Runs the ranked lanes the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
   return withFilter(store, q.pathOk, () => ({
     rankedSymbols: q.symbols && q.words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', q.words)) : [],
@@ -173,25 +173,19 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
      ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
   );
   // The part level reads the full-text tier; without it the identifier tier still answers.
-  const namePart = <T>(run: () => T[]): T[] => {
-    try {
-      return run();
-    } catch {
-      return [];
-    }
-  };
-  const part = fullText(() => store.prepared(
-    'search.names.part',
-    `SELECT ${SYMBOL_COLUMNS}, 3 AS level FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id
-     WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
-     ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
-  ));
+  const part = (word: QueryWord) =>
+    fullText(() => store.prepared(
+      'search.names.part',
+      `SELECT ${SYMBOL_COLUMNS}, 3 AS level FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id
+       WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
+       ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
+    ).all({ match: phrase(word, 'name') }) as Array<SymbolRow & { level: number }>) ?? [];
   for (const word of words) {
     const w = word.text.toLowerCase();
     const found = [
       ...(exact.all({ w }) as Array<SymbolRow & { level: number }>),
       ...(prefix.all({ w, hi: w + '\uffff' }) as Array<SymbolRow & { level: number }>),
-      ...namePart(() => (part ? (part.all({ match: phrase(word, 'name') }) as Array<SymbolRow & { level: number }>) : [])),
+      ...part(word),
     ];
     const seen = new Set<number>();
     for (const r of found) {
@@ -242,7 +236,8 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
   let lastFile = -1;
   let bytes: Uint8Array | null = null;
   for (const c of candidates) {
-    if (c.fileId === lastFile && out.length > 0 && out[out.length - 1].fileId === c.fileId) continue;
+    // Rows come grouped by file: one match per file is enough.
+    if (out.at(-1)?.fileId === c.fileId) continue;
     if (c.fileId !== lastFile) {
       bytes = store.content(c.fileId);
       lastFile = c.fileId;
@@ -265,10 +260,10 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
   return out;
 }
 
-/** A statement over the full-text tables, or null when they cannot be read. */
-function fullText<T>(prepare: () => T): T | null {
+/** What a read of the full-text tables returns, or null when they cannot be read. */
+function fullText<T>(read: () => T): T | null {
   try {
-    return prepare();
+    return read();
   } catch {
     return null;
   }

@@ -8,7 +8,7 @@ const IDENT = /[A-Za-z0-9]+/g;
 const CAMEL = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
 
 /** The camelCase / PascalCase / digit parts of one alphanumeric run (`HTTPServer2` → HTTP, Server, 2). */
-export function camelParts(word: string): string[] {
+function camelParts(word: string): string[] {
   return word.match(CAMEL) ?? [];
 }
 

@@ -6,10 +6,9 @@ import type { SearchInput, SearchResult } from '../protocol/search.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { Visibility } from '../workspace/visibility.ts';
 import { walkWorkspace } from '../workspace/walk.ts';
-import { readSourceFileSync } from '../workspace/read.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { Store } from '../index/store.ts';
-import { parseBytes } from '../index/parse-job.ts';
+import { runParseItem } from '../index/parse-job.ts';
 import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lanes, type SymbolHitRow } from '../index/search.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
@@ -37,6 +36,13 @@ const TEST_PATH = /(^|\/)(tests?|testing|__tests__)\/|(^|\/)test_[^/]*$|_test\.[
 const STOP_WORDS = new Set(
   'a an and are as at be by do does for from how in into is it of on or that the this to use using what when where which with'.split(' '),
 );
+
+/** One store's lanes; `tag` keeps units of the index and of the forced store apart. */
+interface Source {
+  tag: string;
+  store: Store;
+  lanes: Lanes;
+}
 
 interface Unit {
   key: string;
@@ -75,19 +81,20 @@ export class SearchService {
 
     const includeSet = new GlobSet(selectors.include);
     const excludeSet = new GlobSet(selectors.exclude);
+    const identifierWords = queryWords(literal);
     const q: LaneQuery = {
-      words: meaningfulWords(literal),
-      identifierWords: queryWords(literal),
+      words: meaningfulWords(identifierWords),
+      identifierWords,
       literal,
       pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
       symbols: target !== 'file',
       files: target !== 'symbol',
     };
     // Found before anything is searched, so the bound holds whether or not the page needs them.
-    const forced = selectors.force.length > 0 ? await this.forcedStore(config, new GlobSet(selectors.force)) : null;
+    const forced = selectors.force.length > 0 ? await this.forcedStore(config, selectors.force) : null;
 
     const warnings: ReadWarning[] = [];
-    const sources: Array<{ tag: string; store: Store; lanes: Lanes }> = [];
+    const sources: Source[] = [];
     for (const [tag, store] of [['i', this.indexer.store], ['f', forced]] as const) {
       if (!store) continue;
       let ranked: Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> = { rankedSymbols: [], rankedFiles: [] };
@@ -113,17 +120,18 @@ export class SearchService {
    * Files `force_include` reaches that the index does not hold (excluded by [source] or
    * .gitignore; never the floor), parsed into a private in-memory store.
    */
-  private async forcedStore(config: WorkspaceConfig, force: GlobSet): Promise<Store> {
+  private async forcedStore(config: WorkspaceConfig, force: readonly string[]): Promise<Store> {
+    // Only the floor and the force patterns apply, as an include: the walk then skips every
+    // directory no pattern can reach instead of walking the whole tree.
     const policy = {
-      include: [] as string[],
+      include: force,
       exclude: [] as string[],
       respectGitignore: false,
       maxFileBytes: config.source.max_file_bytes,
       maxFiles: Number.MAX_SAFE_INTEGER,
     };
-    const everything = Visibility.fromGitignores(policy, new Map());
-    const walk = await walkWorkspace(this.root, everything, policy);
-    const matched = walk.files.filter((f) => force.matches(f.path) && !this.indexer.isVisible(f.path));
+    const walk = await walkWorkspace(this.root, Visibility.fromGitignores(policy, new Map()), policy);
+    const matched = walk.files.filter((f) => !this.indexer.isVisible(f.path));
     if (matched.length > FORCE_INCLUDE_FILES_MAX) {
       throw limitExceeded('paths.force_include', FORCE_INCLUDE_FILES_MAX, matched.length);
     }
@@ -131,10 +139,8 @@ export class SearchService {
     const store = Store.memory();
     const updates = [];
     for (const f of matched) {
-      const read = readSourceFileSync(this.root, f.path, config.source.max_file_bytes);
-      if (!read.ok) continue;
-      const outcome = parseBytes({ ...selection.item(f.path), keepContent: true }, read.bytes, read.sha256, read.mtimeMs);
-      if (outcome.ok) updates.push({ ...outcome });
+      const outcome = runParseItem(this.root, config.source.max_file_bytes, { ...selection.item(f.path), keepContent: true });
+      if (outcome.ok) updates.push(outcome);
     }
     store.applyBatch(updates, [], []);
     return store;
@@ -149,8 +155,7 @@ function checkPatterns(patterns: readonly string[] | undefined): string[] {
   return [...(patterns ?? [])];
 }
 
-function meaningfulWords(query: string): QueryWord[] {
-  const words = queryWords(query);
+function meaningfulWords(words: QueryWord[]): QueryWord[] {
   const kept = words.filter((w) => !STOP_WORDS.has(w.text.toLowerCase()));
   return kept.length > 0 ? kept : words;
 }
@@ -164,15 +169,19 @@ function lexicalUnavailable(reason: string): ReadWarning {
 }
 
 /** Reciprocal-rank fusion of every lane of every store into one total order. */
-function fuse(sources: ReadonlyArray<{ tag: string; store: Store; lanes: Lanes }>, wantsTests: boolean): Unit[] {
+function fuse(sources: readonly Source[], wantsTests: boolean): Unit[] {
   const units = new Map<string, Unit>();
-  const unit = (store: Store, tag: string, kind: 'symbol' | 'file', id: number): Unit => {
-    const key = `${tag}:${kind}:${id}`;
+  /** The unit a lane row names, credited with that lane, the row's coverage and `score`. */
+  const credit = (s: Source, kind: 'symbol' | 'file', id: number, lane: Lane, coverage: number, score: number): Unit => {
+    const key = `${s.tag}:${kind}:${id}`;
     let u = units.get(key);
     if (!u) {
-      u = { key, store, kind, lanes: new Set(), coverage: 0, score: 0 };
+      u = { key, store: s.store, kind, lanes: new Set(), coverage: 0, score: 0 };
       units.set(key, u);
     }
+    u.lanes.add(lane);
+    u.coverage = Math.max(u.coverage, coverage);
+    u.score += score;
     return u;
   };
   // Lanes from different stores merge by their own scores before ranks are taken.
@@ -182,35 +191,20 @@ function fuse(sources: ReadonlyArray<{ tag: string; store: Store; lanes: Lanes }
       .sort((a, b) => b.row.coverage - a.row.coverage || a.row.score - b.row.score);
 
   merged((l) => l.rankedSymbols).forEach(({ row, s }, rank) => {
-    const u = unit(s.store, s.tag, 'symbol', row.row.id);
-    u.symbol = row.row;
-    u.lanes.add('ranked');
-    u.coverage = Math.max(u.coverage, row.coverage);
-    u.score += WEIGHT.rankedSymbols / (RRF_K + rank);
+    credit(s, 'symbol', row.row.id, 'ranked', row.coverage, WEIGHT.rankedSymbols / (RRF_K + rank)).symbol = row.row;
   });
   merged((l) => l.names).forEach(({ row, s }, rank) => {
-    const u = unit(s.store, s.tag, 'symbol', row.row.id);
-    u.symbol = row.row;
-    u.lanes.add('name');
-    u.coverage = Math.max(u.coverage, row.coverage);
-    u.score += NAME_LEVEL_WEIGHT[row.score] / (RRF_K + rank);
+    credit(s, 'symbol', row.row.id, 'name', row.coverage, NAME_LEVEL_WEIGHT[row.score] / (RRF_K + rank)).symbol = row.row;
   });
   merged((l) => l.rankedFiles).forEach(({ row, s }, rank) => {
-    const u = unit(s.store, s.tag, 'file', row.fileId);
-    u.file = row;
-    u.lanes.add('ranked');
-    u.coverage = Math.max(u.coverage, row.coverage);
-    u.score += WEIGHT.rankedFiles / (RRF_K + rank);
+    credit(s, 'file', row.fileId, 'ranked', row.coverage, WEIGHT.rankedFiles / (RRF_K + rank)).file = row;
   });
   // A literal line match is binary: every match earns the same weight.
   for (const s of sources) {
     for (const row of s.lanes.content) {
-      const u = unit(s.store, s.tag, 'file', row.fileId);
+      const u = credit(s, 'file', row.fileId, 'content', row.coverage, WEIGHT.content / RRF_K);
       u.file ??= row;
       u.literal = row;
-      u.lanes.add('content');
-      u.coverage = Math.max(u.coverage, row.coverage);
-      u.score += WEIGHT.content / RRF_K;
     }
   }
   if (!wantsTests) for (const u of units.values()) if (TEST_PATH.test(pathOf(u))) u.score *= TEST_CODE_FACTOR;

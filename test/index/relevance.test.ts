@@ -1,11 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../../src/services/engine.ts';
-import { RELEVANCE_SET, answerIndexed, copyRelevanceSubset, label, metrics, runRelevance, type Scored } from '../../bench/relevance.ts';
+import { RELEVANCE_SET, answerIndexed, copyRelevanceSubset, label, metrics, pythonStdlib, runRelevance, type Scored } from '../../bench/relevance.ts';
 
 // Search relevance over real code every machine has: the relevance set of bench/relevance.ts
 // (prose and identifier queries, each with the declaration or file a developer would want)
@@ -15,12 +14,6 @@ import { RELEVANCE_SET, answerIndexed, copyRelevanceSubset, label, metrics, runR
 const MRR_TARGET = 0.6;
 const QUERIES_MIN = 30;
 
-function stdlibRoot(): { root: string } | { skip: string } {
-  const r = spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8', timeout: 10_000 });
-  if (r.error || r.status !== 0) return { skip: `python3 not found (${r.error?.message ?? r.stderr.trim()}): the relevance set runs over its standard library` };
-  return { root: r.stdout.trim() };
-}
-
 /** Copies the subset into a temp dir, so `.rift/` never lands in the machine's Python. */
 function copySubset(stdlib: string): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rift-relevance-')));
@@ -28,9 +21,10 @@ function copySubset(stdlib: string): string {
   return dir;
 }
 
-const found = stdlibRoot();
+const found = pythonStdlib();
+const skip = 'error' in found ? `python3 not found (${found.error}): the relevance set runs over its standard library` : false;
 
-describe('search relevance over the Python standard library', { skip: 'skip' in found ? found.skip : false }, () => {
+describe('search relevance over the Python standard library', { skip }, () => {
   let dir: string;
   let engine: Engine;
   before(async () => {

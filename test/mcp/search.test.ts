@@ -183,6 +183,33 @@ describe('search', () => {
     assert.match(rev.data.message as string, /force_include at a revision/);
   });
 
+  test('rev spelling is judged before the force_include refusal; every selector checks its patterns', async () => {
+    const rev = await ws.rift.fail('search', { query: 'x', rev: '', paths: { force_include: ['tests/**'] } });
+    assert.equal(rev.data.code, 'invalid_request');
+    assert.match(rev.data.message as string, /field rev, violation empty/);
+    for (const paths of [{ include: ['['] }, { exclude: ['src/['] }, { force_include: ['x/['] }]) {
+      const e = await ws.rift.fail('search', { query: 'x', paths });
+      assert.equal(e.data.code, 'invalid_request', JSON.stringify(paths));
+      assert.match(e.data.message as string, /field paths, violation invalid_glob/);
+    }
+    for (const paths of [{ exclude: ['/abs'] }, { force_include: ['a/../b'] }]) {
+      const e = await ws.rift.fail('search', { query: 'x', paths });
+      assert.match(e.data.message as string, /field paths, violation (absolute|dot_segment)/, JSON.stringify(paths));
+    }
+  });
+
+  test('every hit: line is the 1-based line of range.start, source the exact bytes of range', async () => {
+    for (const query of ['install path parse fit checksum', 'port = 8080', 'safe_MessageBeep']) {
+      const r = await search({ query, include: ['source'], limit: 100 });
+      assert.ok(r.results.length > 0, query);
+      for (const h of r.results) {
+        const bytes = Buffer.from(FILES[h.path]);
+        assert.equal(h.line, bytes.subarray(0, h.range.start).filter((b) => b === 0x0a).length + 1, `${query}: ${key(h)}`);
+        assert.equal(h.source, bytes.subarray(h.range.start, h.range.end).toString('utf8'), `${query}: ${key(h)}`);
+      }
+    }
+  });
+
   test('an empty answer is page 0 of 1; a page past the end is empty with the true total', async () => {
     assert.deepEqual(await search({ query: 'zzzqqq' }), { results: [], pagination: { page_index: 0, total_pages: 1 }, warnings: [] });
     const past = await search({ query: 'install', page_index: 40, limit: 2 });
@@ -207,6 +234,32 @@ test('force_include matching more than 256 files is limit_exceeded, checked befo
     const e = await rift.fail('search', { query: 'nothing_matches', paths: { force_include: ['gen/**'] } });
     assert.equal(e.data.code, 'limit_exceeded');
     assert.deepEqual(e.data.limit, { field: 'paths.force_include', limit: 256, required: 257 });
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
+
+test('force_include reaches a .gitignore-excluded file deep in the tree, and only the files its patterns match', async () => {
+  const root = tempWorkspace({
+    '.gitignore': 'vendor/\n',
+    'vendor/pkg/deep/dep.py': 'def vendored_helper():\n    pass\n',
+    'vendor/other/skip.py': 'def vendored_other():\n    pass\n',
+    'src/app.py': 'def app():\n    pass\n',
+  });
+  const rift = await startRift(root);
+  try {
+    const plain = (await rift.call('search', { query: 'vendored_helper' })) as Result;
+    assert.deepEqual(plain.results, [], 'the ignored file is not indexed');
+    const paths = { force_include: ['vendor/pkg/**/*.py'] };
+    const forced = (await rift.call('search', { query: 'vendored_helper', paths, include: ['source'] })) as Result;
+    const top = forced.results[0];
+    assert.equal(top.path, 'vendor/pkg/deep/dep.py');
+    assert.equal(top.hit.target === 'symbol' && top.hit.symbol.name, 'vendored_helper');
+    assert.equal(top.line, 1);
+    assert.equal(top.source, 'def vendored_helper():\n    pass');
+    const other = (await rift.call('search', { query: 'vendored_other', paths })) as Result;
+    assert.deepEqual(other.results, [], 'a file the patterns do not match stays out');
   } finally {
     await rift.close();
     removeWorkspace(root);
