@@ -89,11 +89,7 @@ function ownText(bytes: Uint8Array, d: Declaration, all: readonly Declaration[],
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
   const read = readSourceFileSync(root, item.path, maxFileBytes);
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
-  return parseBytes(item, read.bytes, read.sha256, read.mtimeMs);
-}
-
-/** Parses bytes already read (indexing and on-demand `force_include` files alike). */
-export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number): ParseOutcome {
+  const { bytes, sha256, mtimeMs } = read;
   let declarations: Declaration[] | null = null;
   const language = item.language;
   if (language) {
