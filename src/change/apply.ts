@@ -13,7 +13,7 @@ import { walkWorkspace, compareProjectPaths } from '../workspace/walk.ts';
 import { hookFailure, hookGuarantees, hookPassed, hookPaths, runHook } from './hooks.ts';
 import { lineStats } from './line-stats.ts';
 import type { ChangeContext, Plan } from './plan.ts';
-import { publish, pruneEmptyParents, verifyUnchanged } from './publish.ts';
+import { publish, pruneEmptyParents, sameBytes, verifyUnchanged } from './publish.ts';
 import { reparseFindings } from './reparse.ts';
 
 // From a resolved plan to a ChangeResult (DESIGN "How a change flows"): re-verify the bytes,
@@ -31,8 +31,6 @@ function readOrNull(root: string, path: string): Buffer | null {
   }
 }
 
-const same = (a: Buffer | null, b: Buffer | null) => (a === null ? b === null : b !== null && a.equals(b));
-
 async function fileStamps(ctx: ChangeContext): Promise<Map<string, string>> {
   const policy = sourcePolicy(ctx.config);
   const visibility = await Visibility.load(ctx.root, policy);
@@ -42,7 +40,7 @@ async function fileStamps(ctx: ChangeContext): Promise<Map<string, string>> {
 
 export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeResult> {
   const writes = plan.writes
-    .filter((w) => !same(w.before, w.after) || w.link)
+    .filter((w) => !sameBytes(w.before, w.after) || w.link)
     .sort((a, b) => compareProjectPaths(a.target, b.target));
   if (writes.length === 0) return { status: 'unchanged' };
 
@@ -58,16 +56,15 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   const diagnostics: Diagnostic[] = [];
   const guarantees: GuaranteeEvidence[] = [];
   const hooks = ctx.config.hooks;
-  const changedNow = () => [...originals.keys()].sort(compareProjectPaths);
-
-  const transforms = hooks.filter((h) => h.role === 'transform' && hookPaths(h, changedNow()).length > 0);
+  // Byte-ordered already: `writes` is sorted and a Map keeps insertion order.
+  const transforms = selectHooks(hooks, 'transform', [...originals.keys()]);
   if (transforms.length > 0) {
     // The watcher may index a hook's write before we look, so the originals of files a hook
     // touches come from a read snapshot of the index taken before the hooks ran.
     const snapshot = ctx.indexer.store.readSnapshot();
     try {
       const before = await fileStamps(ctx);
-      for (const hook of transforms) await runOne(ctx, hook, changedNow(), diagnostics, guarantees);
+      for (const [hook, paths] of transforms) await runOne(ctx, hook, paths, diagnostics, guarantees);
       const after = await fileStamps(ctx);
       for (const [p, stamp] of after) if (before.get(p) !== stamp && !originals.has(p)) originals.set(p, snapshot.bytes(p));
       for (const p of before.keys()) if (!after.has(p) && !originals.has(p)) originals.set(p, snapshot.bytes(p));
@@ -80,7 +77,7 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   const finals = new Map<string, Buffer | null>();
   for (const [p, orig] of originals) {
     const now = linkDeletions.has(p) ? null : transforms.length > 0 ? readOrNull(ctx.root, p) : writes.find((w) => w.target === p)!.after;
-    if (linkDeletions.has(p) || !same(orig, now)) finals.set(p, now);
+    if (linkDeletions.has(p) || !sameBytes(orig, now)) finals.set(p, now);
   }
   const touched = [...new Set([...originals.keys(), ...(plan.extraPaths ?? [])])].sort(compareProjectPaths);
   if (finals.size === 0) {
@@ -89,9 +86,7 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   }
   const changed = [...finals.keys()].sort(compareProjectPaths);
 
-  for (const hook of hooks.filter((h) => h.role === 'validation' && hookPaths(h, changed).length > 0)) {
-    await runOne(ctx, hook, changed, diagnostics, guarantees);
-  }
+  for (const [hook, paths] of selectHooks(hooks, 'validation', changed)) await runOne(ctx, hook, paths, diagnostics, guarantees);
 
   const files: FileChange[] = changed.map((path) => {
     const after = finals.get(path)!;
@@ -99,7 +94,7 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
     const stats = lineStats(orig, after);
     const entry: FileChange = {
       path,
-      change: after === null ? 'deleted' : orig === null && !linkDeletions.has(path) ? 'created' : 'modified',
+      change: after === null ? 'deleted' : orig === null ? 'created' : 'modified',
       size_bytes: after?.length ?? 0,
       line_count: after ? lineCount(after) : 0,
       lines_added: stats.added,
@@ -108,7 +103,6 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
     if (after) entry.digest = digest8(after);
     return entry;
   });
-  if (linkDeletions.size > 0) for (const f of files) if (linkDeletions.has(f.path)) f.change = 'deleted';
 
   const selection = ctx.indexer.currentSelection();
   const findings: Diagnostic[] = [];
@@ -134,9 +128,14 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   };
 }
 
-async function runOne(ctx: ChangeContext, hook: HookConfig, changed: readonly string[], diagnostics: Diagnostic[], guarantees: GuaranteeEvidence[]): Promise<void> {
+/** The hooks of one role that the changed paths select, each with the paths it receives. */
+function selectHooks(hooks: readonly HookConfig[], role: HookConfig['role'], changed: readonly string[]): Array<[HookConfig, string[]]> {
+  return hooks.filter((h) => h.role === role).map((h): [HookConfig, string[]] => [h, hookPaths(h, changed)]).filter(([, paths]) => paths.length > 0);
+}
+
+async function runOne(ctx: ChangeContext, hook: HookConfig, paths: readonly string[], diagnostics: Diagnostic[], guarantees: GuaranteeEvidence[]): Promise<void> {
   const started = performance.now();
-  const outcome = await runHook(ctx.root, hook, hookPaths(hook, changed));
+  const outcome = await runHook(ctx.root, hook, paths);
   const passed = hookPassed(outcome);
   log('info', 'change.hook', 'hook finished', { hook: hook.id, passed, elapsed_ms: Math.round(performance.now() - started) });
   if (!passed) diagnostics.push(hookFailure(hook, outcome));

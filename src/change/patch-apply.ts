@@ -1,5 +1,6 @@
+import { lineEndingOf, splitLinesKeepEnds } from '../core/lines.ts';
 import { refuse, failed, text, sourceChanged, targetExists } from './refusal.ts';
-import { renderHeader, type FilePatch, type Hunk } from './patch-parse.ts';
+import { renderHeader, stripEol, type FilePatch, type Hunk } from './patch-parse.ts';
 
 // Applying one file's hunks with git apply semantics as the spec states them (reference F.12
 // rules 131–140): a hunk is located by its pre-image (context + deleted lines), searching from
@@ -16,18 +17,7 @@ interface ImageLine {
 }
 
 function toImage(bytes: Buffer): ImageLine[] {
-  const s = bytes.toString('latin1');
-  const out: ImageLine[] = [];
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    if (s.charCodeAt(i) === 10) {
-      const cr = i > start && s.charCodeAt(i - 1) === 13;
-      out.push({ text: s.slice(start, cr ? i - 1 : i), eol: cr ? '\r\n' : '\n', patched: false });
-      start = i + 1;
-    }
-  }
-  if (start < s.length) out.push({ text: s.slice(start), eol: '', patched: false });
-  return out;
+  return splitLinesKeepEnds(bytes.toString('latin1')).map((line) => ({ ...stripEol(line), patched: false }));
 }
 
 function majorityEol(image: readonly ImageLine[]): string | null {
@@ -41,16 +31,13 @@ function majorityEol(image: readonly ImageLine[]): string | null {
   return crlf > lf ? '\r\n' : '\n';
 }
 
-const endingName = (eol: string) => (eol === '\r\n' ? 'crlf' : eol === '\n' ? 'lf' : 'none');
 const show = (latin1: string) => JSON.stringify(Buffer.from(latin1, 'latin1').toString('utf8'));
-
-export type FileOutcome = { after: Buffer | null };
 
 /**
  * Applies one file's hunks to `source` (null when the file does not exist). Returns the new
  * bytes (null for a deletion) or throws a `Refusal`.
  */
-export function applyFilePatch(file: FilePatch, source: Buffer | null): FileOutcome {
+export function applyFilePatch(file: FilePatch, source: Buffer | null): Buffer | null {
   const path = file.newPath ?? file.oldPath!;
   if (file.oldPath === null && source !== null) throw targetExists([], [path], false);
   if (file.oldPath !== null && source === null) throw targetExists([], [path], true);
@@ -73,11 +60,11 @@ export function applyFilePatch(file: FilePatch, source: Buffer | null): FileOutc
         failed('source_unchanged', [], [path], text('file fully deleted'), text(`${image.length} line(s) remain after applying the hunks`)),
       ]);
     }
-    return { after: null };
+    return null;
   }
   // A line that no longer ends the file needs an ending of its own.
   for (let i = 0; i < image.length - 1; i++) if (image[i].eol === '') image[i].eol = fileEol ?? '\n';
-  return { after: Buffer.from(image.map((l) => l.text + l.eol).join(''), 'latin1') };
+  return Buffer.from(image.map((l) => l.text + l.eol).join(''), 'latin1');
 }
 
 function matchesAt(image: readonly ImageLine[], pre: readonly { text: string }[], pos: number): boolean {
@@ -135,9 +122,9 @@ function mismatch(path: string, hunk: Hunk, image: readonly ImageLine[], pre: re
   const lineNo = anchor + j + 1;
   const want = pre[j];
   const got = image[anchor + j];
-  const expected = want ? `${head}: line ${lineNo} expected ${show(want.text)} (${endingName(want.eol)})` : `${head}: expected end of file`;
+  const expected = want ? `${head}: line ${lineNo} expected ${show(want.text)} (${lineEndingOf(want.eol)})` : `${head}: expected end of file`;
   const observed = got
-    ? `${head}: line ${lineNo} found ${show(got.text)} (${endingName(got.eol)})${got.patched ? ', already written by an earlier hunk' : ''}`
+    ? `${head}: line ${lineNo} found ${show(got.text)} (${lineEndingOf(got.eol)})${got.patched ? ', already written by an earlier hunk' : ''}`
     : `${head}: line ${lineNo} found end of file`;
   return sourceChanged([], [path], expected, observed);
 }

@@ -43,7 +43,8 @@ export interface FilePatch {
 const HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 const UNIFIED_FORM = 'send a unified diff: `--- a/<path>` and `+++ b/<path>` file headers followed by `@@ -l,n +l,n @@` hunks';
 
-function stripEol(line: string): { text: string; eol: string } {
+/** A line's content and its ending ('\n', '\r\n', or '' for a last line without one). */
+export function stripEol(line: string): { text: string; eol: string } {
   if (line.endsWith('\r\n')) return { text: line.slice(0, -2), eol: '\r\n' };
   if (line.endsWith('\n')) return { text: line.slice(0, -1), eol: '\n' };
   return { text: line, eol: '' };

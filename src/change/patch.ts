@@ -25,7 +25,7 @@ export function planPatch(ctx: ChangeContext, body: Buffer): Plan {
       plan.extraPaths!.push(path);
       continue;
     }
-    const { after } = applyFilePatch(file, target.bytes);
+    const after = applyFilePatch(file, target.bytes);
     writes.push({ target: target.target, before: target.bytes, after, mode: target.mode, link: false });
   }
   return plan;

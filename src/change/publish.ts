@@ -71,27 +71,33 @@ export function verifyUnchanged(root: string, writes: readonly FileWrite[], addr
   for (const w of writes) {
     const abs = join(root, w.target);
     if (w.link) {
-      let isLink = false;
-      try {
-        isLink = lstatSync(abs).isSymbolicLink();
-      } catch {
-        isLink = false;
-      }
-      if (!isLink) throw sourceChanged(addresses, [w.target], 'symlink', 'absent');
+      if (!isSymlink(abs)) throw sourceChanged(addresses, [w.target], 'symlink', 'absent');
       continue;
     }
     let now: Buffer | null;
     try {
       const st = lstatSync(abs);
-      now = st.isFile() ? readFileSync(abs) : Buffer.alloc(0);
       if (!st.isFile()) throw sourceChanged(addresses, [w.target], w.before ? digest8(w.before) : 'absent', 'not a regular file');
+      now = readFileSync(abs);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       now = null;
     }
-    const same = now === null ? w.before === null : w.before !== null && now.equals(w.before);
-    if (!same) throw sourceChanged(addresses, [w.target], w.before ? digest8(w.before) : 'absent', now ? digest8(now) : 'absent');
+    if (!sameBytes(now, w.before)) throw sourceChanged(addresses, [w.target], w.before ? digest8(w.before) : 'absent', now ? digest8(now) : 'absent');
   }
+}
+
+function isSymlink(abs: string): boolean {
+  try {
+    return lstatSync(abs).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Equal contents, where null (absent) equals only null. */
+export function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null ? b === null : b !== null && a.equals(b);
 }
 
 interface Done {

@@ -61,7 +61,7 @@ export function sourceChanged(addresses: Address[], paths: string[], expected: s
   return refuse('unmet_precondition', [failed('source_unchanged', addresses, paths, text(expected), text(observed))]);
 }
 
-/** A diagnostic authored by rift itself (no span, no language). */
+/** A diagnostic authored by rift itself (no span, no language; callers add them where they apply). */
 export function riftDiagnostic(severity: Diagnostic['severity'], code: string, message: string): Diagnostic {
   return {
     severity,

@@ -2,6 +2,7 @@ import { fileId } from '../core/ids.ts';
 import type { Diagnostic } from '../protocol/change.ts';
 import { withTree, SyntaxLimitError } from '../syntax/runtime.ts';
 import type { LanguageId } from '../syntax/types.ts';
+import { riftDiagnostic } from './refusal.ts';
 
 // Re-parse findings (reference F.10 rule 112): each written file a syntax provider claims is
 // parsed again and its error regions reported; the change lands either way.
@@ -9,18 +10,7 @@ import type { LanguageId } from '../syntax/types.ts';
 const MESSAGE = 'the parser marked this region erroneous after the change';
 
 function finding(path: string, language: string, start: number, end: number, message = MESSAGE): Diagnostic {
-  return {
-    severity: 'error',
-    code: 'rift.syntax.error',
-    message,
-    span: { unit: fileId(path), range: { start, end } },
-    related: [],
-    tags: [],
-    reliability: 'recovered',
-    continuation: 'unknown',
-    extensions: {},
-    language,
-  };
+  return { ...riftDiagnostic('error', 'rift.syntax.error', message), span: { unit: fileId(path), range: { start, end } }, reliability: 'recovered', language };
 }
 
 /** Error regions of one file, at most `max`, outermost first in source order. */

@@ -128,12 +128,3 @@ function readBounded(abs: string, st: Stats, max: number): Buffer {
   if (st.size > max) throw limitExceeded('source.max_file_bytes', max, st.size);
   return readFileSync(abs);
 }
-
-/** Current bytes at a target right now (null when absent); used to re-verify before writing. */
-export function currentBytes(root: string, target: string): Buffer | null {
-  try {
-    return readFileSync(join(root, target));
-  } catch {
-    return null;
-  }
-}

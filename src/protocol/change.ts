@@ -15,6 +15,7 @@ export const BodySource = z
   .describe('Inline text, or {"file": "/abs/path"} read by the server; bounded by the embedding field');
 
 const Projection = z.string().min(1).describe('Projection to change instead of the workspace (not served yet)');
+const Force = z.boolean().optional().describe('Remove even when a language engine reports standing references');
 const Position = z.enum(['before', 'after']).describe('Which side of the anchor the body lands on');
 const RegionRole = z
   .enum(['selection', 'name', 'header', 'body', 'content', 'documentation', 'enclosing'])
@@ -46,7 +47,7 @@ export type InsertSymbolInput = z.infer<typeof InsertSymbolInput>;
 export const RemoveSymbolInput = z
   .object({
     symbol: SymbolId,
-    force: z.boolean().optional().describe('Remove even when a language engine reports standing references'),
+    force: Force,
     projection: Projection.optional(),
   })
   .strict();
@@ -75,7 +76,7 @@ export type InsertNodeInput = z.infer<typeof InsertNodeInput>;
 export const RemoveNodeInput = z
   .object({
     node: NodeId,
-    force: z.boolean().optional().describe('Remove even when a language engine reports standing references'),
+    force: Force,
     projection: Projection.optional(),
   })
   .strict();

@@ -233,7 +233,7 @@ export function runRift(c: Case): Outcome {
     const files = new Map<string, Buffer | null>();
     for (const fp of parsePatch(Buffer.from(c.patch, 'latin1'))) {
       const path = fp.newPath ?? fp.oldPath!;
-      files.set(path, applyFilePatch(fp, c.sources.get(path) ?? null).after);
+      files.set(path, applyFilePatch(fp, c.sources.get(path) ?? null));
     }
     return { ok: true, files };
   } catch (e) {

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { serveWorkspace, startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // Rules every change tool shares (reference F.10, F.13 rules 146–147, F.14): the FIFO lane,
@@ -37,6 +37,7 @@ describe('change tools: lane, ids, symlinks, move', () => {
       'move/dir/inner.txt': 'x\n',
       'rift.toml': '[source]\nexclude = ["private/"]\n',
       'private/secret.txt': 's\n',
+      'realdir/t.txt': 't\n',
     });
     outside = tempWorkspace({ 'out.txt': 'outside\n' });
     symlinkSync('real/target.txt', join(root, 'link.txt'));
@@ -45,6 +46,7 @@ describe('change tools: lane, ids, symlinks, move', () => {
     symlinkSync('cycle-b.txt', join(root, 'cycle-a.txt'));
     symlinkSync('cycle-a.txt', join(root, 'cycle-b.txt'));
     symlinkSync('real/target.txt', join(root, 'dellink.txt'));
+    symlinkSync('realdir', join(root, 'linkdir'));
     rift = await startRift(root);
   });
   after(async () => {
@@ -85,6 +87,15 @@ describe('change tools: lane, ids, symlinks, move', () => {
     assert.deepEqual(r.summary!.warnings, [{ kind: 'rift.symlink.resolved', message: 'link.txt is a symlink; the change was written to real/target.txt and the link kept', path: 'link.txt', resolved: 'real/target.txt' }]);
   });
 
+  test('a symlinked directory above the target: the write lands below the real directory (rule 108)', async () => {
+    const r = await call('insert_symbol', { file: 'linkdir/t.txt', position: 'after', body: 'u\n' });
+    assert.equal(r.status, 'applied');
+    assert.equal(read('realdir/t.txt'), 't\n\nu\n');
+    assert.ok(lstatSync(join(root, 'linkdir')).isSymbolicLink());
+    assert.deepEqual(r.summary!.files.map((f) => f.path), ['realdir/t.txt']);
+    assert.deepEqual(r.summary!.warnings.map((w) => [w.kind, w.path, w.resolved]), [['rift.symlink.resolved', 'linkdir/t.txt', 'realdir/t.txt']]);
+  });
+
   test('escaping, broken and cyclic links refuse unsupported; a deletion removes the link itself', async () => {
     for (const p of ['escape.txt', 'broken.txt', 'cycle-a.txt']) {
       const r = await call('insert_symbol', { file: p, position: 'after', body: 'x' });
@@ -123,8 +134,6 @@ describe('change tools: lane, ids, symlinks, move', () => {
 });
 
 describe('change tools: hooks', () => {
-  let root: string;
-  let rift: RiftMcp;
   // A transform hook that upper-cases `.up` files; a hook that restores `.keep` files from a
   // backup; validation hooks that pass, fail with output, and time out.
   const TOML = `
@@ -184,18 +193,30 @@ id = "absent"
 role = "validation"
 program = "definitely-not-a-program-rift"
 include = ["*.slow"]
+
+[[hooks]]
+id = "order"
+role = "validation"
+program = "node"
+arguments = ["-e", "console.log(process.argv.slice(1).join(' ')); process.exit(1)"]
+changed_paths = "append"
+include = ["*.ord"]
 `;
-  before(async () => {
-    root = tempWorkspace({ 'rift.toml': TOML, 'a.up': 'hello\n', 'b.keep': 'kept\n', 'c.txt': 'plain\n', 'd.slow': 'slow\n', 'e.stamp': 's\n' });
-    rift = await startRift(root, { PATH });
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
-  const read = (p: string) => readFileSync(join(root, p), 'utf8');
+  const FILES = {
+    'rift.toml': TOML,
+    'a.up': 'hello\n',
+    'b.keep': 'kept\n',
+    'c.txt': 'plain\n',
+    'd.slow': 'slow\n',
+    'e.stamp': 's\n',
+    'Z.ord': 'z\n',
+    'a.ord': 'a\n',
+    'b.ord': 'b\n',
+  };
+  const ws = serveWorkspace({ before, after }, FILES, { PATH });
+  const read = (p: string) => readFileSync(join(ws.root, p), 'utf8');
   const patchOne = (path: string, from: string, to: string) =>
-    rift.call('patch', { patch: `--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-${from}\n+${to}\n` }) as Promise<Result>;
+    ws.rift.call('patch', { patch: `--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-${from}\n+${to}\n` }) as Promise<Result>;
 
   test('a transform hook rewrites the change; its bytes are the ones reported; validation guarantees attach', async () => {
     const r = await patchOne('a.up', 'hello', 'goodbye');
@@ -236,6 +257,14 @@ include = ["*.slow"]
     const msgs = r.summary!.diagnostics.map((d) => d.message);
     assert.ok(msgs.includes('hook slow did not pass: killed after 300ms'), msgs.join(' | '));
     assert.ok(msgs.some((m) => m.startsWith('hook absent did not pass: could not be launched: definitely-not-a-program-rift (ENOENT)')), msgs.join(' | '));
+  });
+
+  test('changed paths are appended to a hook in byte order, not locale order (rule 153)', async () => {
+    const hunk = (p: string, from: string) => `--- a/${p}\n+++ b/${p}\n@@ -1 +1 @@\n-${from}\n+${from}${from}\n`;
+    const r = (await ws.rift.call('patch', { patch: hunk('b.ord', 'b') + hunk('a.ord', 'a') + hunk('Z.ord', 'z') })) as Result;
+    assert.equal(r.status, 'applied');
+    const msgs = r.summary!.diagnostics.filter((d) => d.code === 'rift.hook.failed').map((d) => d.message);
+    assert.deepEqual(msgs, ['hook order did not pass: exited 1; stdout (18 of 18 bytes): Z.ord a.ord b.ord\n']);
   });
 });
 

@@ -2,31 +2,25 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
-import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { serveWorkspace } from '../helpers/mcp.ts';
+import { eventually } from '../helpers/workspace.ts';
 
 // Node edits over stdio (reference F.11 rules 126–127, F.13 rule 152 without an engine).
 
 type Node = { id: string; kind: string; symbol?: string; range: { start: number; end: number } };
 type Result = { status: string; reason?: string; preconditions?: Array<{ kind: string; addresses: unknown[]; expected: { value: unknown }; observed: { value: unknown } }>; summary?: { warnings: Array<{ kind: string }> } };
 
+const FILES = {
+  'src/lib.rs': 'fn main() {\n    let x = compute(1);\n    println!("{}", x);\n}\n\n/// Helper.\nfn helper() {}\n',
+  'app/m.py': 'def f():\r\n    a = 1\r\n    return a\r\n',
+  'app/u.py': 'x = "é"\n',
+};
+
 describe('change tools: nodes', () => {
-  let root: string;
-  let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace({
-      'src/lib.rs': 'fn main() {\n    let x = compute(1);\n    println!("{}", x);\n}\n\n/// Helper.\nfn helper() {}\n',
-      'app/m.py': 'def f():\r\n    a = 1\r\n    return a\r\n',
-    });
-    rift = await startRift(root);
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
-  const read = (p: string) => readFileSync(join(root, p), 'utf8');
-  const nodesAt = async (path: string, position: number) => ((await rift.call('nodes', { path, position })) as { nodes: Node[] }).nodes;
-  const call = async (tool: string, args: Record<string, unknown>) => (await rift.call(tool, args)) as Result;
+  const ws = serveWorkspace({ before, after }, FILES);
+  const read = (p: string) => readFileSync(join(ws.root, p), 'utf8');
+  const nodesAt = async (path: string, position: number) => ((await ws.rift.call('nodes', { path, position })) as { nodes: Node[] }).nodes;
+  const call = async (tool: string, args: Record<string, unknown>) => (await ws.rift.call(tool, args)) as Result;
 
   test('replace_node swaps exactly the node bytes; a stale witness refuses naming both witnesses', async () => {
     const text = read('src/lib.rs');
@@ -74,10 +68,10 @@ describe('change tools: nodes', () => {
   });
 
   test('a node past the end of the file is invalid_request; a missing file refuses target_exists', async () => {
-    const big = await rift.fail('replace_node', { node: 'rift://node/rust/src/lib.rs@0-99999#00000000', body: 'x' });
+    const big = await ws.rift.fail('replace_node', { node: 'rift://node/rust/src/lib.rs@0-99999#00000000', body: 'x' });
     assert.equal(big.data.code, 'invalid_request');
     assert.match(big.data.message as string, /field node, violation outside the addressed file/);
-    const bad = await rift.fail('replace_node', { node: 'rift://node/rust/src/lib.rs@5-1#00000000', body: 'x' });
+    const bad = await ws.rift.fail('replace_node', { node: 'rift://node/rust/src/lib.rs@5-1#00000000', body: 'x' });
     assert.match(bad.data.message as string, /field node, violation not a witnessed rift node address/);
     const id = 'rift://node/rust/src/gone.rs@0-1#00000000';
     const gone = await call('remove_node', { node: id });
@@ -86,16 +80,26 @@ describe('change tools: nodes', () => {
     assert.deepEqual(gone.preconditions![0].addresses, [{ kind: 'node', node: id }]);
   });
 
+  test('a range off a UTF-8 character boundary is invalid_request before any witness check (rule 126)', async () => {
+    // `é` takes bytes 5–6 of app/u.py; 6 is inside it.
+    for (const range of ['6-7', '4-6']) {
+      const e = await ws.rift.fail('replace_node', { node: `rift://node/python/app/u.py@${range}#00000000`, body: 'x' });
+      assert.equal(e.data.code, 'invalid_request', range);
+      assert.match(e.data.message as string, /field node, violation off a UTF-8 character boundary/, range);
+    }
+    assert.equal(read('app/u.py'), 'x = "é"\n');
+  });
+
   test('an external edit the watcher indexed makes the old witness stale', async () => {
-    writeFileSync(join(root, 'src/extra.rs'), 'fn a() { 1 }\n');
+    writeFileSync(join(ws.root, 'src/extra.rs'), 'fn a() { 1 }\n');
     const nodes = await eventually(async () => {
       const n = await nodesAt('src/extra.rs', 9).catch(() => undefined);
       return n && n.length > 0 ? n : undefined;
     });
     const lit = nodes[nodes.length - 1];
-    writeFileSync(join(root, 'src/extra.rs'), 'fn a() { 2 }\n');
+    writeFileSync(join(ws.root, 'src/extra.rs'), 'fn a() { 2 }\n');
     const r = await call('replace_node', { node: lit.id, body: '3' });
     assert.equal(r.status, 'refused');
-    assert.equal(readFileSync(join(root, 'src/extra.rs'), 'utf8'), 'fn a() { 2 }\n');
+    assert.equal(readFileSync(join(ws.root, 'src/extra.rs'), 'utf8'), 'fn a() { 2 }\n');
   });
 });

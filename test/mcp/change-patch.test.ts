@@ -18,6 +18,7 @@ const FILES = {
   'vendor/lib.js': 'module.exports = 1;\n',
   'gone.txt': 'a\nb\n',
   'dir/inner.txt': 'i\n',
+  'src/wide.txt': 'plain\n',
   'rift.toml': '[source]\nexclude = ["vendor/"]\n',
 };
 
@@ -148,6 +149,23 @@ describe('change tools: patch', () => {
     assert.match(header.data.message as string, /file 1 hunk 1: malformed `@@` header/);
     const empty = await ws.rift.fail('patch', { patch: '' });
     assert.match(empty.data.message as string, /field patch, violation empty/);
+  });
+
+  test('absolute and .rift paths fail invalid_request before anything resolves (rules 103, 130)', async () => {
+    const absolute = await ws.rift.fail('patch', { patch: '--- /etc/hosts\n+++ /etc/hosts\n@@ -1 +1 @@\n-a\n+b\n' });
+    assert.equal(absolute.data.code, 'invalid_request');
+    assert.match(absolute.data.message as string, /file 1: path "\/etc\/hosts" absolute/);
+    const state = await ws.rift.fail('patch', { patch: '--- /dev/null\n+++ b/.rift/x.txt\n@@ -0,0 +1 @@\n+x\n' });
+    assert.match(state.data.message as string, /file 1: path "\.rift\/x\.txt" rift_state/);
+    assert.equal(existsSync(join(ws.root, '.rift/x.txt')), false);
+  });
+
+  test('mismatch texts are cut to 256 bytes without splitting a character (rule 140)', async () => {
+    const r = await patch(`--- a/src/wide.txt\n+++ b/src/wide.txt\n@@ -1 +1 @@\n-${'é'.repeat(200)}\n+x\n`);
+    assert.equal(r.status, 'refused');
+    // The 61-byte head leaves 195 bytes: 97 whole two-byte characters fit, the 98th would split.
+    assert.equal(r.preconditions![0].expected.value, `hunk 1 \`@@ -1 +1 @@\`, searched from line 1: line 1 expected "${'é'.repeat(97)}`);
+    assert.equal(read('src/wide.txt'), 'plain\n');
   });
 
   test('the 64-file bound and the 4 MiB bound are limit_exceeded', async () => {

@@ -30,6 +30,7 @@ const FILES = {
   'cmd/main.go': 'package main\n\n// Run runs.\nfunc Run() {}\n\nfunc helper() {}\n',
   'java/App.java': 'public class App {\n    /** Greets. */\n    public void greet() {}\n\n    public void bye() {}\n}\n',
   'notes.md': '# notes\n',
+  'app/dup.py': 'def dup():\n    return 1\n\n\ndef dup():\n    return 2\n',
 };
 
 describe('change tools: declarations', () => {
@@ -126,6 +127,15 @@ describe('change tools: declarations', () => {
       preconditions: [{ kind: 'target_exists', status: 'failed', addresses: [{ kind: 'symbol', symbol: id }], paths: ['src/lib.rs'], expected: { kind: 'boolean', value: true }, observed: { kind: 'boolean', value: false } }],
     });
     assert.equal(read('src/lib.rs'), before);
+  });
+
+  test('a file the index does not parse refuses target_exists; a repeated name is addressed by its overload suffix (rule 120)', async () => {
+    const unparsed = await call('replace_symbol', { symbol: sym('python', 'notes.md', 'notes'), body: 'x' });
+    assert.equal(unparsed.status, 'refused');
+    assert.deepEqual(unparsed.preconditions!.map((p) => [p.kind, p.paths, p.observed]), [['target_exists', ['notes.md'], { kind: 'boolean', value: false }]]);
+    const second = await call('replace_symbol', { symbol: sym('python', 'app/dup.py', 'dup~2'), body: 'def dup():\n    return 3' });
+    assert.equal(second.status, 'applied');
+    assert.equal(read('app/dup.py'), 'def dup():\n    return 1\n\n\ndef dup():\n    return 3\n');
   });
 
   test('a broken body lands and reports parser findings', async () => {
