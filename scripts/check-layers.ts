@@ -21,6 +21,13 @@ export const LAYERS = [
   'cli',
 ] as const;
 
+/**
+ * The parts of `agent/`, in the same sense: a part imports only from itself and the parts
+ * before it (base types and config, then model providers, the permission and trust policy,
+ * sessions, tools, extensions, and the loop that assembles them).
+ */
+export const AGENT_PARTS = ['base', 'providers', 'policy', 'session', 'tools', 'extensions', 'loop'] as const;
+
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 
@@ -33,12 +40,29 @@ function files(dir: string): string[] {
 const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s*['"]([^'"]+)['"]/gm;
 
 const problems: string[] = [];
+
+function agentPart(file: string): number {
+  const part = relative(join(src, 'agent'), file).split(sep)[0];
+  return AGENT_PARTS.indexOf(part as (typeof AGENT_PARTS)[number]);
+}
+
+function checkAgentPart(file: string, target: string, spec: string): void {
+  const from = agentPart(file);
+  const to = agentPart(target);
+  if (from >= 0 && to > from) {
+    problems.push(`${relative(root, file)}: agent/${AGENT_PARTS[from]} imports agent/${AGENT_PARTS[to]} (${spec}); it may import only ${AGENT_PARTS.slice(0, from + 1).join(', ')}`);
+  }
+}
+
 for (const file of files(src)) {
   const layer = relative(src, file).split(sep)[0];
   const rank = LAYERS.indexOf(layer as (typeof LAYERS)[number]);
   if (rank < 0) {
     problems.push(`${relative(root, file)}: folder src/${layer} is not a layer in DESIGN.md`);
     continue;
+  }
+  if (layer === 'agent' && agentPart(file) < 0) {
+    problems.push(`${relative(root, file)}: agent/ files live in one of its parts (${AGENT_PARTS.join(', ')})`);
   }
   const text = readFileSync(file, 'utf8');
   for (const m of text.matchAll(IMPORT)) {
@@ -55,6 +79,7 @@ for (const file of files(src)) {
     if (targetRank > rank) {
       problems.push(`${relative(root, file)}: layer ${layer} imports ${targetLayer} (${spec}); ${layer} may import only ${LAYERS.slice(0, rank + 1).join(', ')}`);
     }
+    if (layer === 'agent' && targetLayer === 'agent') checkAgentPart(file, target, spec);
   }
 }
 
@@ -62,4 +87,4 @@ if (problems.length > 0) {
   process.stderr.write(`layer rule broken:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
   process.exit(1);
 }
-process.stdout.write(`layers ok (${LAYERS.join(' → ')})\n`);
+process.stdout.write(`layers ok (${LAYERS.join(' → ')}; agent: ${AGENT_PARTS.join(' → ')})\n`);

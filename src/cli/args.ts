@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { AgentFlags } from '../agent/config.ts';
+import type { AgentFlags } from '../agent/base/config.ts';
 
 // Shared flag parsing: unknown flags and missing values become a usage error.
 

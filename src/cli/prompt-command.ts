@@ -1,16 +1,9 @@
 import { createInterface } from 'node:readline/promises';
-import { Agent, type TurnResult } from '../agent/agent.ts';
-import { loadAgentConfig } from '../agent/config.ts';
-import { DETACHED_GATE, type Gate } from '../agent/gate.ts';
-import { PostEditHooks } from '../agent/hooks.ts';
-import { systemPrompt } from '../agent/prompt.ts';
-import { buildRoute, preflight } from '../agent/routing.ts';
-import { createApproval, openSession } from '../agent/setup.ts';
-import { appendTrace, traceRecord } from '../agent/trace.ts';
-import { TrustStore } from '../agent/trust.ts';
-import type { AgentEvent } from '../agent/types.ts';
-import { log } from '../core/log.ts';
-import { Engine } from '../services/engine.ts';
+import type { TurnResult } from '../agent/loop/agent.ts';
+import { AgentAssembly } from '../agent/loop/assembly.ts';
+import { DETACHED_GATE, type Gate } from '../agent/policy/gate.ts';
+import { appendTrace, traceRecord } from '../agent/loop/trace.ts';
+import type { AgentEvent } from '../agent/base/types.ts';
 import { AGENT_OPTIONS, agentFlags, parse, UsageError } from './args.ts';
 
 // `rift -p "<prompt>"`: one autonomous turn (reference B.15). Progress goes to stderr, the
@@ -32,56 +25,25 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
   const cwd = process.cwd();
   const err = (s: string) => process.stderr.write(s);
 
-  const { config, warnings } = loadAgentConfig(cwd, agentFlags(values));
-  for (const w of warnings) err(`warning: ${w}\n`);
-
-  let route;
-  let pf;
-  try {
-    route = buildRoute(config.model, config);
-    pf = await preflight(route, config.numCtx, config.numCtxExplicit);
-  } catch (e) {
-    err(`rift: ${(e as Error).message}\n`);
+  // Headless approval is off unless --approve asks for it; then a terminal on stdin answers.
+  // Headless never asks to trust: an untrusted project hook or plugin is skipped with a note.
+  const approve = values.approve === true;
+  const gate: Gate = approve && process.stdin.isTTY ? terminalGate() : DETACHED_GATE;
+  const assembly = await AgentAssembly.create({
+    cwd,
+    flags: agentFlags(values),
+    session: { resume: values.resume, continue: values.continue },
+    approve,
+    gate,
+    alwaysTask: true,
+    note: (n) => err(`${n}\n`),
+  });
+  if (assembly.unusable) {
+    err(`rift: ${assembly.unusable.message}\n`);
     return 1;
   }
-  if (pf.note) err(`${pf.note}\n`);
-
-  const opened = openSession({ resume: values.resume, continue: values.continue });
-  for (const note of opened.notes) err(`${note}\n`);
-  const { path: sessionPath, messages } = opened;
-
-  // Headless approval is off unless --approve asks for it; then a terminal on stdin answers.
-  const approve = values.approve === true;
-  const approval = createApproval(approve, config.permissions, cwd, (w) => err(`warning: ${w}\n`));
-  const gate: Gate = approve && process.stdin.isTTY ? terminalGate() : DETACHED_GATE;
-  // Headless never asks to trust: an untrusted project hook is skipped with a note.
-  const hooks = PostEditHooks.fromConfig(config, TrustStore.user(), (n) => err(`${n}\n`));
-
-  let engine: Engine | undefined;
-  try {
-    engine = await Engine.open(cwd, { watch: true });
-    engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
-  } catch (e) {
-    log('warn', 'agent', 'code tools unavailable', { error: (e as Error).message });
-  }
-
-  const agent = new Agent({
-    cwd,
-    route,
-    numCtx: pf.numCtx,
-    think: pf.think,
-    temperature: config.temperature,
-    maxIterations: config.maxIterations,
-    approval,
-    gate,
-    systemPrompt: systemPrompt(cwd),
-    code: engine ? { read: engine.read, search: engine.search, change: engine.change } : {},
-    alwaysTask: true,
-    bashWrapper: config.permissions.bash_wrapper,
-    hooks,
-    sessionPath,
-    messages,
-  });
+  const { agent, route } = assembly;
+  await assembly.openCode(cwd);
 
   const ctl = new AbortController();
   const onSigint = () => ctl.abort();
@@ -92,15 +54,14 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
     result = await agent.runTurn(prompt, printer, ctl.signal);
   } finally {
     process.off('SIGINT', onSigint);
-    const killed = agent.tasks.killAll();
+    const killed = await assembly.close();
     if (killed > 0) err(`warning: killed ${killed} background task(s) still running at exit\n`);
-    await engine?.close().catch(() => {});
   }
 
   const tracePath = values.trace ?? process.env.RIFT_TRACE;
   if (tracePath) {
     try {
-      appendTrace(tracePath, traceRecord({ model: route.address, provider: route.provider.baseUrl, numCtx: pf.numCtx, prompt }, result));
+      appendTrace(tracePath, traceRecord({ model: route.address, provider: route.provider.baseUrl, numCtx: agent.numCtx, prompt }, result));
     } catch (e) {
       err(`warning: could not write the trace: ${(e as Error).message}\n`);
     }

@@ -1,12 +1,12 @@
-import type { Agent } from '../agent/agent.ts';
-import type { Approval } from '../agent/approval.ts';
-import type { AgentConfig } from '../agent/config.ts';
-import type { AskRequest, Gate, ReviewDecision, ReviewRequest } from '../agent/gate.ts';
-import { buildRoute } from '../agent/routing.ts';
-import { Session } from '../agent/session.ts';
-import { zeroStats, type AgentEvent } from '../agent/types.ts';
-import type { Plugin } from '../agent/plugins.ts';
-import { expandSkill, type Skill } from '../agent/skills.ts';
+import type { Agent } from '../agent/loop/agent.ts';
+import type { Approval } from '../agent/policy/approval.ts';
+import type { AgentConfig } from '../agent/base/config.ts';
+import type { AskRequest, Gate, ReviewDecision, ReviewRequest } from '../agent/policy/gate.ts';
+import { buildRoute } from '../agent/providers/routing.ts';
+import { Session } from '../agent/session/session.ts';
+import { zeroStats, type AgentEvent } from '../agent/base/types.ts';
+import type { Plugin } from '../agent/extensions/plugins.ts';
+import { expandSkill, type Skill } from '../agent/extensions/skills.ts';
 
 // `rift --serve` (serve-protocol-v1): one command per stdin line in, one JSON event per stdout
 // line out. This class owns the protocol state — busy flag, the shared ask/review id counter,
@@ -33,12 +33,12 @@ export interface ServeOptions {
   approval: Approval;
   config: AgentConfig;
   out: Out;
-  skills?: Skill[];
+  skills?: readonly Skill[];
   /** Why the model cannot be used yet (preflight failed); prompts fail until set_model fixes it. */
   unusable?: string | null;
   env?: NodeJS.ProcessEnv;
   /** Project plugins declaring tools whose manifest is not trusted yet (offered at the first hello or prompt). */
-  untrusted?: Plugin[];
+  untrusted?: readonly Plugin[];
   /** Registers a plugin's tools and activates its post-edit hooks live, and persists its trust; returns the tool names. A persist failure is reported in `persistError` (tools and hooks stay active). */
   trustPlugin?: (p: Plugin) => { tools: string[]; persistError?: string };
 }

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffSegments, previewDiff } from '../../src/agent/diff.ts';
+import { diffSegments, previewDiff } from '../../src/agent/policy/diff.ts';
 import { COMMANDS, PROTOCOL_VERSION, UNKNOWN_CMD } from '../../src/serve/server.ts';
-import { expandSkill } from '../../src/agent/skills.ts';
+import { expandSkill } from '../../src/agent/extensions/skills.ts';
 
 // Reference vectors: A.9 segments, A.10 preview diff, and the frozen v1 constants.
 

@@ -4,17 +4,17 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
-import { Agent, type AgentOptions } from '../../src/agent/agent.ts';
-import { Approval } from '../../src/agent/approval.ts';
-import { DETACHED_GATE, type Gate } from '../../src/agent/gate.ts';
-import type { PostEditHooks } from '../../src/agent/hooks.ts';
-import type { HttpOptions } from '../../src/agent/http.ts';
-import { PermissionRules } from '../../src/agent/permissions.ts';
-import { buildRoute } from '../../src/agent/routing.ts';
-import { BackgroundTasks } from '../../src/agent/tasks.ts';
+import { Agent, type AgentOptions } from '../../src/agent/loop/agent.ts';
+import { Approval } from '../../src/agent/policy/approval.ts';
+import { DETACHED_GATE, type Gate } from '../../src/agent/policy/gate.ts';
+import type { PostEditHooks } from '../../src/agent/policy/hooks.ts';
+import type { HttpOptions } from '../../src/agent/providers/http.ts';
+import { PermissionRules } from '../../src/agent/policy/permissions.ts';
+import { buildRoute } from '../../src/agent/providers/routing.ts';
+import { BackgroundTasks } from '../../src/agent/base/tasks.ts';
 import type { CodeServices, ToolContext } from '../../src/agent/tools/context.ts';
-import type { AgentEvent } from '../../src/agent/types.ts';
-import { UndoJournal } from '../../src/agent/undo.ts';
+import type { AgentEvent } from '../../src/agent/base/types.ts';
+import { UndoJournal } from '../../src/agent/session/undo.ts';
 import { ScriptedModelServer, type ModelSpec } from './model-server.ts';
 
 // An Agent wired to the scripted model server in a temp workspace, collecting its events.

@@ -1,5 +1,5 @@
-import { runCommand, stripAnsi } from '../tasks.ts';
-import { ToolError, optBool, optInt, stringArg, type Tool } from '../tool.ts';
+import { runCommand, stripAnsi } from '../base/tasks.ts';
+import { ToolError, optBool, optInt, stringArg, type Tool } from '../base/tool.ts';
 import type { ToolContext } from './context.ts';
 
 // bash (reference B.2): sh -c in its own process group with stdin closed; the whole group is

@@ -5,9 +5,9 @@ import { parseSymbolId } from '../../core/ids.ts';
 import { projectPathViolation } from '../../core/path.ts';
 import type { ChangeResult, OperationPrecondition, PreconditionValue } from '../../protocol/change.ts';
 import type { ChangeService } from '../../services/change-service.ts';
-import type { ChangeProposal } from '../approval.ts';
-import { appliedDiff } from '../diff.ts';
-import { ToolError, stringArg, type Tool } from '../tool.ts';
+import type { ChangeProposal } from '../policy/approval.ts';
+import { appliedDiff } from '../policy/diff.ts';
+import { ToolError, stringArg, type Tool } from '../base/tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
 import { looksBinary } from './files.ts';
 

@@ -1,5 +1,5 @@
 import { isRiftError } from '../../core/errors.ts';
-import { ToolError, optInt, stringArg, type Tool } from '../tool.ts';
+import { ToolError, optInt, stringArg, type Tool } from '../base/tool.ts';
 import type { ToolContext } from './context.ts';
 
 // Code tools backed in-process by rift's own services: the same answers the MCP server gives,

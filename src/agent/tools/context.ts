@@ -1,10 +1,10 @@
 import { isAbsolute, resolve } from 'node:path';
-import type { Approval } from '../approval.ts';
-import type { Gate } from '../gate.ts';
-import type { PostEditHooks } from '../hooks.ts';
-import type { BackgroundTasks } from '../tasks.ts';
-import type { EventSink, PlanItem } from '../types.ts';
-import type { UndoJournal } from '../undo.ts';
+import type { Approval } from '../policy/approval.ts';
+import type { Gate } from '../policy/gate.ts';
+import type { PostEditHooks } from '../policy/hooks.ts';
+import type { BackgroundTasks } from '../base/tasks.ts';
+import type { EventSink, PlanItem } from '../base/types.ts';
+import type { UndoJournal } from '../session/undo.ts';
 import type { ChangeService } from '../../services/change-service.ts';
 import type { ReadService } from '../../services/read-service.ts';
 import type { SearchService } from '../../services/search-service.ts';

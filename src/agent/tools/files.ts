@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, relative } from 'node:path';
-import { PARTIAL_NOTE } from '../approval.ts';
-import { appliedDiff } from '../diff.ts';
-import { ToolError, optBool, optInt, stringArg, type Tool } from '../tool.ts';
+import { PARTIAL_NOTE } from '../policy/approval.ts';
+import { appliedDiff } from '../policy/diff.ts';
+import { ToolError, optBool, optInt, stringArg, type Tool } from '../base/tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
 import { lineNumberFromStarts, lineStarts } from '../../core/lines.ts';
 import { extractDeclarations } from '../../syntax/declarations.ts';

@@ -1,4 +1,4 @@
-import { ToolError, optBool, optInt, optString, type Tool } from '../tool.ts';
+import { ToolError, optBool, optInt, optString, type Tool } from '../base/tool.ts';
 import type { ToolContext } from './context.ts';
 
 // plan and ask_user (reference B.2): the live checklist, and one clarifying question.

@@ -1,5 +1,5 @@
-import { toolDef, type Tool } from '../tool.ts';
-import type { ToolDef } from '../types.ts';
+import { toolDef, type Tool } from '../base/tool.ts';
+import type { ToolDef } from '../base/types.ts';
 import { bashTool } from './bash.ts';
 import { patchTool, replaceSymbolTool } from './change.ts';
 import { getSymbolTool, searchTool } from './code.ts';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { ToolError, optString, stringArg, type Tool } from '../tool.ts';
+import { ToolError, optString, stringArg, type Tool } from '../base/tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
 import { looksBinary } from './files.ts';
 

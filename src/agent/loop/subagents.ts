@@ -1,12 +1,12 @@
 import { Agent } from './agent.ts';
-import type { AgentConfig } from './config.ts';
+import type { AgentConfig } from '../base/config.ts';
 import { systemPrompt } from './prompt.ts';
-import { isHookInfo } from './hooks.ts';
-import { buildRoute } from './routing.ts';
-import { ToolError, type Tool } from './tool.ts';
-import type { ToolContext } from './tools/context.ts';
-import type { AgentEvent } from './types.ts';
-import type { Persona } from './personas.ts';
+import { isHookInfo } from '../policy/hooks.ts';
+import { buildRoute } from '../providers/routing.ts';
+import { ToolError, type Tool } from '../base/tool.ts';
+import type { ToolContext } from '../tools/context.ts';
+import type { AgentEvent } from '../base/types.ts';
+import type { Persona } from '../extensions/personas.ts';
 
 // The `agent` tool (reference B.9): 1–4 sub-agents run concurrently (or as background tasks),
 // each with a fresh context and the standard tools (no `agent` tool, so no recursion), sharing

@@ -2,11 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { APPLY_NUDGE, CANCEL_NOTE, REPEAT_REFUSED, WRAP_UP_NOTE, preview } from '../../src/agent/agent.ts';
-import { ALIASES } from '../../src/agent/tools/registry.ts';
-import { ollamaReply, openaiReply } from '../support/model-server.ts';
-import { TEST_HTTP, useModelServer } from '../support/agent-harness.ts';
-import { buildRoute } from '../../src/agent/routing.ts';
+import { APPLY_NUDGE, CANCEL_NOTE, REPEAT_REFUSED, WRAP_UP_NOTE, preview } from '../../../src/agent/loop/agent.ts';
+import { ALIASES } from '../../../src/agent/tools/registry.ts';
+import { ollamaReply, openaiReply } from '../../support/model-server.ts';
+import { TEST_HTTP, useModelServer } from '../../support/agent-harness.ts';
+import { buildRoute } from '../../../src/agent/providers/routing.ts';
 
 describe('agent loop', () => {
   const { server, harness } = useModelServer({ assertConsumed: true });

@@ -1,4 +1,4 @@
-import type { Message, Provider, ToolDef } from './types.ts';
+import type { Message, Provider, ToolDef } from '../base/types.ts';
 
 // The context estimate (reference A.12) and two-stage compaction (B.6): prune old tool output,
 // then, if still over budget, replace earlier history with a model-written summary.

@@ -2,11 +2,11 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AskRequest, Gate } from '../../src/agent/gate.ts';
-import { ToolRegistry } from '../../src/agent/tools/registry.ts';
-import { Engine } from '../../src/services/engine.ts';
-import { ollamaReply } from '../support/model-server.ts';
-import { tempDir, useModelServer, type Harness, type HarnessOptions } from '../support/agent-harness.ts';
+import type { AskRequest, Gate } from '../../../src/agent/policy/gate.ts';
+import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
+import { Engine } from '../../../src/services/engine.ts';
+import { ollamaReply } from '../../support/model-server.ts';
+import { tempDir, useModelServer, type Harness, type HarnessOptions } from '../../support/agent-harness.ts';
 
 // replace_symbol and patch through the real ChangeService over a temp workspace, driven by the
 // real agent loop against the scripted model server.

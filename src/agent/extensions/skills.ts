@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringArg, ToolError, type Tool } from './tool.ts';
-import type { ToolContext } from './tools/context.ts';
+import { stringArg, ToolError, type Tool } from '../base/tool.ts';
+import type { ToolContext } from '../tools/context.ts';
 
 // Skills (issue 6): `.rift/skills/<name>/SKILL.md` in the project and `<user data>/skills/<name>/SKILL.md`.
 // The description is the front-matter `description:` or the first non-heading line; a project

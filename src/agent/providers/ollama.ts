@@ -1,5 +1,5 @@
 import { ProviderError, failOnStatus, lines, release, send, type HttpOptions } from './http.ts';
-import { assistantMessage, type ChatOutcome, type ChatRequest, type Message, type ModelInfo, type Provider, type StreamDelta, type ToolCall } from './types.ts';
+import { assistantMessage, type ChatOutcome, type ChatRequest, type Message, type ModelInfo, type Provider, type StreamDelta, type ToolCall } from '../base/types.ts';
 
 // Ollama's native API (reference E.1–E.3, B.7). num_ctx goes on every request because Ollama
 // otherwise truncates the front of the prompt at its own default, silently.

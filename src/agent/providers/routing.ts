@@ -1,8 +1,8 @@
-import type { AgentConfig, ProviderConfig } from './config.ts';
+import type { AgentConfig, ProviderConfig } from '../base/config.ts';
 import { ProviderError, defaultHttpOptions, type HttpOptions } from './http.ts';
 import { OllamaProvider } from './ollama.ts';
 import { OpenAIProvider } from './openai.ts';
-import type { Provider } from './types.ts';
+import type { Provider } from '../base/types.ts';
 
 // Model addressing (reference C.3) and the startup preflight (A.15 / B.7 num_ctx rules).
 

@@ -2,12 +2,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Approval } from '../../src/agent/approval.ts';
-import { mergeConfig } from '../../src/agent/config.ts';
-import type { AskRequest, Gate, ReviewRequest } from '../../src/agent/gate.ts';
-import { PermissionRules, builtinBashDenied, parseRule, suggestBashPattern, suggestEditRule } from '../../src/agent/permissions.ts';
-import { ollamaReply } from '../support/model-server.ts';
-import { tempDir, useModelServer } from '../support/agent-harness.ts';
+import { Approval } from '../../../src/agent/policy/approval.ts';
+import { mergeConfig } from '../../../src/agent/base/config.ts';
+import type { AskRequest, Gate, ReviewRequest } from '../../../src/agent/policy/gate.ts';
+import { PermissionRules, builtinBashDenied, parseRule, suggestBashPattern, suggestEditRule } from '../../../src/agent/policy/permissions.ts';
+import { ollamaReply } from '../../support/model-server.ts';
+import { tempDir, useModelServer } from '../../support/agent-harness.ts';
 
 function scriptedGate(answers: Array<string | null>, review?: Gate['review']): Gate & { asked: AskRequest[] } {
   const asked: AskRequest[] = [];
@@ -224,8 +224,8 @@ describe('agent permissions: approval through the loop', () => {
 
 describe('agent permissions: persisted rules and config files', () => {
   it('"always allow" answers persist to the user config and apply at once', async () => {
-    const { persistAllowRule } = await import('../../src/agent/user-config.ts');
-    const { loadAgentConfig } = await import('../../src/agent/config.ts');
+    const { persistAllowRule } = await import('../../../src/agent/base/user-config.ts');
+    const { loadAgentConfig } = await import('../../../src/agent/base/config.ts');
     const home = tempDir('rift-home-');
     const cwd = tempDir();
     writeFileSync(join(home, 'config.json'), JSON.stringify({ model: 'm', permissions: { allow: ['Bash(ls *)'] } }));

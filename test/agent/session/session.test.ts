@@ -5,16 +5,16 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, wr
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Session, capMessages, resumeBrief } from '../../src/agent/session.ts';
-import { openSession } from '../../src/agent/setup.ts';
-import { KEEP_USER_TURNS, SUMMARY_PREFIX, estimate, pruneOldOutputs, usableBudget } from '../../src/agent/compaction.ts';
-import { projectGuides } from '../../src/agent/prompt.ts';
-import type { Message } from '../../src/agent/types.ts';
-import { ollamaReply } from '../support/model-server.ts';
-import { tempDir, useModelServer } from '../support/agent-harness.ts';
+import { Session, capMessages, resumeBrief } from '../../../src/agent/session/session.ts';
+import { openSession } from '../../../src/agent/loop/setup.ts';
+import { KEEP_USER_TURNS, SUMMARY_PREFIX, estimate, pruneOldOutputs, usableBudget } from '../../../src/agent/session/compaction.ts';
+import { projectGuides } from '../../../src/agent/loop/prompt.ts';
+import type { Message } from '../../../src/agent/base/types.ts';
+import { ollamaReply } from '../../support/model-server.ts';
+import { tempDir, useModelServer } from '../../support/agent-harness.ts';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const SESSION_MODULE = pathToFileURL(new URL('../../src/agent/session.ts', import.meta.url).pathname).href;
+const SESSION_MODULE = pathToFileURL(new URL('../../../src/agent/session/session.ts', import.meta.url).pathname).href;
 
 describe('agent sessions', () => {
   const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import { ProviderError, failOnStatus, lines, release, send, type HttpOptions } from './http.ts';
-import { assistantMessage, type ChatOutcome, type ChatRequest, type Message, type ModelInfo, type Provider, type StreamDelta, type ToolCall } from './types.ts';
+import { assistantMessage, type ChatOutcome, type ChatRequest, type Message, type ModelInfo, type Provider, type StreamDelta, type ToolCall } from '../base/types.ts';
 
 // OpenAI-compatible chat completions over SSE (reference E.4). num_ctx is never sent here: it is
 // only rift's own budget, and truncation cannot be detected from this API.

@@ -1,22 +1,22 @@
-import type { Approval } from './approval.ts';
+import type { Approval } from '../policy/approval.ts';
 import {
   calibrate, estimate, pruneOldOutputs, summarizeHistory, toolsOverhead, unscaledEstimate, usableBudget,
-} from './compaction.ts';
-import type { Gate } from './gate.ts';
-import type { PostEditHooks } from './hooks.ts';
-import { ProviderError } from './http.ts';
+} from '../session/compaction.ts';
+import type { Gate } from '../policy/gate.ts';
+import type { PostEditHooks } from '../policy/hooks.ts';
+import { ProviderError } from '../providers/http.ts';
 import { recoverTextualToolCalls, stripTemplateTokens } from './recovery.ts';
-import type { AgentConfig } from './config.ts';
-import { buildRoute, preflight, type Route } from './routing.ts';
-import { Session } from './session.ts';
-import { BackgroundTasks } from './tasks.ts';
-import { ToolError } from './tool.ts';
-import type { CodeServices, ToolContext } from './tools/context.ts';
-import { ToolRegistry } from './tools/registry.ts';
+import type { AgentConfig } from '../base/config.ts';
+import { buildRoute, preflight, type Route } from '../providers/routing.ts';
+import { Session } from '../session/session.ts';
+import { BackgroundTasks } from '../base/tasks.ts';
+import { ToolError } from '../base/tool.ts';
+import type { CodeServices, ToolContext } from '../tools/context.ts';
+import { ToolRegistry } from '../tools/registry.ts';
 import {
   assistantMessage, zeroFailures, zeroStats, type AgentEvent, type EventSink, type FailureCounters, type Message, type PlanItem, type ToolCall, type TurnStats,
-} from './types.ts';
-import { NOTHING_TO_UNDO, UndoJournal, undoMessage } from './undo.ts';
+} from '../base/types.ts';
+import { NOTHING_TO_UNDO, UndoJournal, undoMessage } from '../session/undo.ts';
 
 // The agent loop (reference B.3): one model call at a time, tools run in order through the
 // permission gate, typed events out. It knows nothing of stdio, terminals or wire formats.

@@ -2,17 +2,17 @@ import { describe, it, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadAgentConfig } from '../../src/agent/config.ts';
-import type { Gate } from '../../src/agent/gate.ts';
-import { HOOK_OUTPUT_CHARS_MAX, PostEditHooks, quote } from '../../src/agent/hooks.ts';
-import { ToolError } from '../../src/agent/tool.ts';
-import type { ToolContext } from '../../src/agent/tools/context.ts';
-import { ToolRegistry } from '../../src/agent/tools/registry.ts';
-import { TrustStore } from '../../src/agent/trust.ts';
-import type { AgentEvent } from '../../src/agent/types.ts';
-import { Engine } from '../../src/services/engine.ts';
-import { ollamaReply } from '../support/model-server.ts';
-import { tempDir, toolContext, useModelServer, type ToolContextOptions } from '../support/agent-harness.ts';
+import { loadAgentConfig } from '../../../src/agent/base/config.ts';
+import type { Gate } from '../../../src/agent/policy/gate.ts';
+import { HOOK_OUTPUT_CHARS_MAX, PostEditHooks, quote } from '../../../src/agent/policy/hooks.ts';
+import { ToolError } from '../../../src/agent/base/tool.ts';
+import type { ToolContext } from '../../../src/agent/tools/context.ts';
+import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
+import { TrustStore } from '../../../src/agent/policy/trust.ts';
+import type { AgentEvent } from '../../../src/agent/base/types.ts';
+import { Engine } from '../../../src/services/engine.ts';
+import { ollamaReply } from '../../support/model-server.ts';
+import { tempDir, toolContext, useModelServer, type ToolContextOptions } from '../../support/agent-harness.ts';
 
 // Post-edit hooks (reference B.13): run after each applied write/edit/replace_symbol/patch,
 // a failure reported in the tool result, trust-gated when they come from the project.

@@ -1,9 +1,9 @@
-import { Approval } from './approval.ts';
-import { userDirs, type PermissionConfig } from './config.ts';
-import { PermissionRules } from './permissions.ts';
-import { resumeBrief, Session } from './session.ts';
-import { persistAllowRule } from './user-config.ts';
-import type { Message } from './types.ts';
+import { Approval } from '../policy/approval.ts';
+import { userDirs, type PermissionConfig } from '../base/config.ts';
+import { PermissionRules } from '../policy/permissions.ts';
+import { resumeBrief, Session } from '../session/session.ts';
+import { persistAllowRule } from '../base/user-config.ts';
+import type { Message } from '../base/types.ts';
 
 // Set-up shared by the front ends (`-p`, `--serve`): session selection (`--resume FILE`,
 // `--continue` — the newest non-empty session — or a freshly reserved file) and the approval

@@ -1,7 +1,7 @@
 import { previewDiff, diffSegments } from './diff.ts';
 import type { Gate } from './gate.ts';
 import { PermissionRules, builtinBashDenied, suggestBashPattern, suggestEditRule } from './permissions.ts';
-import { ToolError } from './tool.ts';
+import { ToolError } from '../base/tool.ts';
 
 // The approval model (reference A.8): built-in bash deny list, then user rules
 // (deny > ask > allow), then the approval mode. One shared flag, read per gated action, so a

@@ -1,7 +1,7 @@
-import type { AgentConfig } from './config.ts';
-import { runCommand, stripAnsi } from './tasks.ts';
+import type { AgentConfig } from '../base/config.ts';
+import { runCommand, stripAnsi } from '../base/tasks.ts';
 import type { TrustStore } from './trust.ts';
-import type { AgentEvent, EventSink } from './types.ts';
+import type { AgentEvent, EventSink } from '../base/types.ts';
 
 // Post-edit hooks (reference B.13): after each successful write, edit, replace_symbol or patch,
 // every command runs `sh -c` in the project (stdin closed, its own process group, so a timeout

@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { OllamaProvider, truncationSuspected } from '../../src/agent/ollama.ts';
-import { OpenAIProvider } from '../../src/agent/openai.ts';
-import { ProviderError, type HttpOptions } from '../../src/agent/http.ts';
-import { buildRoute, preflight } from '../../src/agent/routing.ts';
-import type { ChatRequest, StreamDelta } from '../../src/agent/types.ts';
-import { ScriptedModelServer, ollamaReply, openaiReply } from '../support/model-server.ts';
-import { useModelServer } from '../support/agent-harness.ts';
+import { OllamaProvider, truncationSuspected } from '../../../src/agent/providers/ollama.ts';
+import { OpenAIProvider } from '../../../src/agent/providers/openai.ts';
+import { ProviderError, type HttpOptions } from '../../../src/agent/providers/http.ts';
+import { buildRoute, preflight } from '../../../src/agent/providers/routing.ts';
+import type { ChatRequest, StreamDelta } from '../../../src/agent/base/types.ts';
+import { ScriptedModelServer, ollamaReply, openaiReply } from '../../support/model-server.ts';
+import { useModelServer } from '../../support/agent-harness.ts';
 
 const http: HttpOptions = { connectTimeoutMs: 2000, readIdleTimeoutMs: 2000, attempts: 1, backoffMs: 10 };
 
@@ -241,7 +241,7 @@ function freePort(): Promise<number> {
 
 describe('agent model switch', () => {
   it('switches after a preflight, keeps the conversation, and leaves the model in place on failure', async () => {
-    const { harness } = await import('../support/agent-harness.ts');
+    const { harness } = await import('../../support/agent-harness.ts');
     const server = await ScriptedModelServer.start({
       'test-model': { capabilities: ['completion', 'tools'], contextLength: 32768 },
       small: { capabilities: ['completion', 'tools', 'thinking'], contextLength: 4096 },

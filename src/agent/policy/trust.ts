@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { userDirs } from './config.ts';
+import { userDirs } from '../base/config.ts';
 
 // The trust store (reference D, B.13): `trusted-hooks.json` in the user data folder, a JSON
 // array of strings. Plugin manifests are keyed `plugin:<name>:<manifest text>`; project

@@ -1,4 +1,4 @@
-import type { ToolCall } from './types.ts';
+import type { ToolCall } from '../base/types.ts';
 
 // Repairs for local models' output (reference B.4, H): tool calls written as text — bare
 // JSON, fenced JSON, or the XML-style form qwen3-coder emits — and leaked template tokens.

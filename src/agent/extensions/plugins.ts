@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from './tasks.ts';
-import { ToolError, type Tool } from './tool.ts';
-import type { ToolContext } from './tools/context.ts';
+import { runCommand } from '../base/tasks.ts';
+import { ToolError, type Tool } from '../base/tool.ts';
+import type { ToolContext } from '../tools/context.ts';
 
 // Plugins (reference D): `<cwd>/.rift/plugins/<dir>/plugin.json` (project, wins collisions) and
 // `<user config>/plugins/<dir>/plugin.json`. Commands are inert prompt templates, offered like

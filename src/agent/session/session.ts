@@ -1,8 +1,8 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseSymbolId } from '../core/ids.ts';
-import { userDirs } from './config.ts';
-import type { Message } from './types.ts';
+import { parseSymbolId } from '../../core/ids.ts';
+import { userDirs } from '../base/config.ts';
+import type { Message } from '../base/types.ts';
 
 // Session files (reference A.13): `<data>/sessions/<unix_secs>[-n].json`, reserved at start with
 // an exclusive create, saved atomically after every turn, loaded leniently.

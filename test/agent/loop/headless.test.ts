@@ -5,10 +5,10 @@ import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ollamaReply } from '../support/model-server.ts';
-import { tempDir, useModelServer } from '../support/agent-harness.ts';
+import { ollamaReply } from '../../support/model-server.ts';
+import { tempDir, useModelServer } from '../../support/agent-harness.ts';
 
-const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../../../src/cli/entry.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 interface Run {

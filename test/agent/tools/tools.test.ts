@@ -2,15 +2,15 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { recoverTextualToolCalls } from '../../src/agent/recovery.ts';
-import { ToolError } from '../../src/agent/tool.ts';
-import { middleTruncate } from '../../src/agent/tools/bash.ts';
-import type { ToolContext } from '../../src/agent/tools/context.ts';
-import { ToolRegistry } from '../../src/agent/tools/registry.ts';
-import { pluginTool } from '../../src/agent/plugins.ts';
-import type { AgentEvent } from '../../src/agent/types.ts';
-import { Engine } from '../../src/services/engine.ts';
-import { toolContext } from '../support/agent-harness.ts';
+import { recoverTextualToolCalls } from '../../../src/agent/loop/recovery.ts';
+import { ToolError } from '../../../src/agent/base/tool.ts';
+import { middleTruncate } from '../../../src/agent/tools/bash.ts';
+import type { ToolContext } from '../../../src/agent/tools/context.ts';
+import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
+import { pluginTool } from '../../../src/agent/extensions/plugins.ts';
+import type { AgentEvent } from '../../../src/agent/base/types.ts';
+import { Engine } from '../../../src/services/engine.ts';
+import { toolContext } from '../../support/agent-harness.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -189,7 +189,7 @@ describe('agent tools: code tools through the services', () => {
 
 describe('agent tools: read outlines large source files', () => {
   it('returns an outline with line numbers when a large source file is read whole', async () => {
-    const { initSyntax } = await import('../../src/syntax/runtime.ts');
+    const { initSyntax } = await import('../../../src/syntax/runtime.ts');
     await initSyntax();
     const body = Array.from({ length: 120 }, (_, i) => `export function f${i}(x: number): number {\n  const y = x + ${i};\n  return y;\n}\n`).join('\n');
     const c = ctx({ 'big.ts': body });
