@@ -1,12 +1,12 @@
-import { createRequire } from 'node:module';
 import { RiftError } from '../core/errors.ts';
 import { setLogLevel } from '../core/log.ts';
 import { UsageError } from './args.ts';
+import { VERSION } from './version.ts';
 
 // `rift <command>`: argument parsing and wiring only; each command lives in its own file and
 // is loaded only when run, so a command pays for nothing it does not use.
 
-export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+export { VERSION };
 
 export const HELP = `rift ${VERSION} — read and change code by meaning
 
@@ -19,7 +19,11 @@ Usage:
                                                ranked search over names, declarations and text
   rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                                syntax nodes containing a byte offset
-  rift mcp [--workspace DIR]                   serve MCP over stdio (for agents)
+  rift mcp [--workspace DIR] [--standalone]    serve MCP over stdio (for agents), through the
+                                               workspace's shared server (--standalone: in-process)
+  rift server [--workspace DIR] [--port N] [--idle-timeout 30m] [--stop]
+                                               the workspace's one MCP server over HTTP on 127.0.0.1
+  rift status [--workspace DIR] [--json]       the running server: clients, index state, memory
   rift -p "<prompt>" [--model M] [--host URL] [--json] [--trace FILE]
           [--continue | --resume PATH] [--approve]
                                                run one agent turn headless (docs/agent.md)
@@ -34,7 +38,7 @@ workspace root (see docs/configuration.md). Tools: docs/mcp.md.
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   // One-shot commands print their own summary; their logs stay quiet unless RIFT_LOG asks.
-  if (command !== 'mcp' && !process.env.RIFT_LOG) setLogLevel('warn');
+  if (command !== 'mcp' && command !== 'server' && !process.env.RIFT_LOG) setLogLevel('warn');
   try {
     // Headless agent mode is flags only (`rift --model m -p "..."`), never a command word.
     if (command?.startsWith('-') && argv.some((a) => a === '-p' || a === '--prompt' || a.startsWith('--prompt='))) {
@@ -64,6 +68,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./search-command.ts')).runSearch(rest);
       case 'mcp':
         return await (await import('./mcp-command.ts')).runMcp(rest, VERSION);
+      case 'server':
+        return await (await import('./server-command.ts')).runServerCommand(rest, VERSION);
+      case 'status':
+        return await (await import('./status-command.ts')).runStatus(rest);
       default:
         process.stderr.write(`rift: unknown command '${command}'\n\n${HELP}`);
         return 2;

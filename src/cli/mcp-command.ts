@@ -1,13 +1,25 @@
 import { log } from '../core/log.ts';
-import { Engine } from '../services/engine.ts';
+import { McpProxy } from '../mcp/proxy.ts';
 import { createMcpServer, serveStdio } from '../mcp/server.ts';
+import { canonicalRoot, Engine } from '../services/engine.ts';
 import { parse, WORKSPACE } from './args.ts';
 
-// `rift mcp`: serve the workspace over MCP on stdio. stdout carries only MCP frames.
+// `rift mcp`: MCP over stdio. By default a thin proxy to the workspace's one `rift server`
+// (started on demand), so every agent on a tree shares one index and one watcher;
+// `--standalone` serves in this process, as before. stdout carries only MCP frames.
+
+const OPTIONS = { ...WORKSPACE, standalone: { type: 'boolean' } } as const;
 
 export async function runMcp(argv: readonly string[], version: string): Promise<number> {
-  const { values } = parse(argv, WORKSPACE, 0);
-  log('info', 'mcp', 'MCP server starting', { version });
+  const { values } = parse(argv, OPTIONS, 0);
+  if (!values.standalone) {
+    const root = canonicalRoot(values.workspace ?? '.');
+    log('info', 'mcp', 'MCP proxy starting', { version });
+    await new McpProxy({ root, version, note: (s) => process.stderr.write(`${s}\n`) }).run();
+    log('info', 'mcp', 'MCP proxy stopped');
+    return 0;
+  }
+  log('info', 'mcp', 'MCP server starting', { version, standalone: true });
   const engine = await Engine.open(values.workspace ?? '.', { watch: true });
   const server = createMcpServer({ read: engine.read, search: engine.search, change: engine.change }, version);
   // The first build runs while the client initializes; reads wait for it.

@@ -5,6 +5,7 @@ import { DETACHED_GATE, type Gate } from '../agent/policy/gate.ts';
 import { appendTrace, traceRecord } from '../agent/loop/trace.ts';
 import type { AgentEvent } from '../agent/base/types.ts';
 import { AGENT_OPTIONS, agentFlags, parse, UsageError } from './args.ts';
+import { VERSION } from './version.ts';
 
 // `rift -p "<prompt>"`: one autonomous turn (reference B.15). Progress goes to stderr, the
 // answer to stdout; `--json` prints the event stream as JSON lines instead.
@@ -31,6 +32,7 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
   const gate: Gate = approve && process.stdin.isTTY ? terminalGate() : DETACHED_GATE;
   const assembly = await AgentAssembly.create({
     cwd,
+    version: VERSION,
     flags: agentFlags(values),
     session: { resume: values.resume, continue: values.continue },
     approve,

@@ -114,6 +114,8 @@ export interface RiftErrorOptions {
   retry?: Retry;
   phase?: Phase;
   limit?: LimitEvidence;
+  /** A message rendered already: an error relayed from another rift process keeps its words. */
+  message?: string;
 }
 
 export function renderError(code: ErrorCode, evidence: Evidence): string {
@@ -132,7 +134,7 @@ export class RiftError extends Error {
   readonly limit: LimitEvidence | undefined;
 
   constructor(code: ErrorCode, evidence: Evidence = [], options: RiftErrorOptions = {}) {
-    super(renderError(code, evidence));
+    super(options.message ?? renderError(code, evidence));
     this.name = 'RiftError';
     this.code = code;
     this.evidence = evidence;

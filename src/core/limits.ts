@@ -41,3 +41,9 @@ export const HOOK_DRAIN_BYTES_MAX = 64 * 1024 * 1024;
 export const LINE_DIFF_BUDGET = 4_000_000;
 /** Files one search may parse on demand through `paths.force_include`. */
 export const FORCE_INCLUDE_FILES_MAX = 256;
+/** Largest HTTP request body `rift server` reads (a 4 MiB patch survives JSON escaping). */
+export const SERVER_REQUEST_BYTES_MAX = 32 * 1024 * 1024;
+/** A workspace server with no request for this long exits (`rift server --idle-timeout`). */
+export const SERVER_IDLE_MS_DEFAULT = 30 * 60_000;
+/** How long `rift mcp` and the agent wait for a workspace server to start and answer. */
+export const SERVER_START_WAIT_MS = 30_000;

@@ -32,6 +32,7 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
   const gate = new ServeGate(() => server!);
   const assembly = await AgentAssembly.create({
     cwd,
+    version,
     flags,
     session: { resume: flags.resume, continue: flags.continue },
     approve: flags.approveMode,

@@ -60,7 +60,7 @@ export class Engine {
   }
 }
 
-function canonicalRoot(workspace: string): string {
+export function canonicalRoot(workspace: string): string {
   const abs = resolve(workspace);
   try {
     if (!statSync(abs).isDirectory()) throw new Error('not a directory');

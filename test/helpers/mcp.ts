@@ -14,6 +14,8 @@ const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface RiftMcp {
   client: Client;
+  /** The `rift mcp` process. */
+  pid: number | null;
   stderr: () => string;
   call: (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /** Calls a tool expecting a JSON-RPC error; returns `{code, message, data}`. */
@@ -21,12 +23,18 @@ export interface RiftMcp {
   close: () => Promise<void>;
 }
 
-export async function startRift(workspace: string, env: Record<string, string> = {}): Promise<RiftMcp> {
+/**
+ * `rift mcp` in the workspace: by default the proxy to the workspace's shared server (started on
+ * demand); `standalone` serves in the one process (for tests of a process's own logs or restarts).
+ */
+export async function startRift(workspace: string, env: Record<string, string> = {}, opts: { standalone?: boolean } = {}): Promise<RiftMcp> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', tsx, entry, 'mcp'],
+    args: ['--import', tsx, entry, 'mcp', ...(opts.standalone ? ['--standalone'] : [])],
     cwd: workspace,
-    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), ...env },
+    // A workspace server started for a test outlives it by 20 s at most (and ends as soon as its
+    // workspace folder is removed).
+    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_SERVER_IDLE: '20s', ...env },
     stderr: 'pipe',
   });
   let stderr = '';
@@ -36,6 +44,7 @@ export async function startRift(workspace: string, env: Record<string, string> =
   await client.listTools(); // caches output schemas: the client validates every structured result
   return {
     client,
+    pid: transport.pid,
     stderr: () => stderr,
     async call(name, args) {
       const result = await client.callTool({ name, arguments: args });

@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { serveWorkspace } from '../helpers/mcp.ts';
-import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { serveWorkspace, startRift } from '../helpers/mcp.ts';
+import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { ErrorDataSchema } from '../../src/protocol/common.ts';
 import { schemaDocument } from '../../src/mcp/schema-export.ts';
 
@@ -138,16 +138,24 @@ describe('MCP envelope', () => {
       tools.map((t) => [t.name, t.description, stripSchema(t.inputSchema), stripSchema(t.outputSchema)]),
     );
   });
+});
 
-  test('stderr carries lifecycle lines and never the workspace root or request contents', async () => {
-    await ws.rift.call('get_symbol', { name: 'secret_request_text_xyz' });
-    const stderr = ws.rift.stderr();
+test('a standalone server logs its lifecycle on stderr, never the workspace root or request contents', async () => {
+  const root = tempWorkspace(FILES);
+  const rift = await startRift(root, {}, { standalone: true });
+  try {
+    await rift.call('get_symbol', { name: 'secret_request_text_xyz' });
+    // The build's log line follows its last batch, which the answer does not wait for.
+    const stderr = await eventually(() => (/index\.build/.test(rift.stderr()) ? rift.stderr() : undefined));
     assert.match(stderr, /MCP server starting/);
     assert.match(stderr, /MCP server ready/);
     assert.match(stderr, /index\.build/);
-    assert.ok(!stderr.includes(ws.root), 'no workspace root in logs');
+    assert.ok(!stderr.includes(root), 'no workspace root in logs');
     assert.ok(!stderr.includes('secret_request_text_xyz'), 'no request contents in logs');
-  });
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
 });
 
 function stripSchema(s: unknown): unknown {
@@ -158,7 +166,7 @@ test('stdout carries only newline-delimited JSON-RPC frames, and the server logs
   const root = tempWorkspace(FILES);
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', tsx, entry, 'mcp'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', tsx, entry, 'mcp', '--standalone'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

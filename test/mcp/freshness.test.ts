@@ -73,11 +73,11 @@ test('a read from an index lagging the observed tree carries stale_index naming 
 
 test('the index persists in .rift/rift.db: a restart serves at once and sees edits made while stopped', async () => {
   const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n', 'b.py': 'def beta(): pass\n' });
-  let rift = await startRift(root);
+  let rift = await startRift(root, {}, { standalone: true });
   assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as Result).hits.length, 1);
   await rift.close();
   writeFileSync(join(root, 'b.py'), 'def gamma(): pass\n');
-  rift = await startRift(root);
+  rift = await startRift(root, {}, { standalone: true });
   try {
     assert.equal(((await rift.call('get_symbol', { name: 'gamma' })) as Result).hits.length, 1);
     assert.equal(((await rift.call('get_symbol', { name: 'beta' })) as Result).hits.length, 0);

@@ -268,7 +268,7 @@ test('force_include reaches a .gitignore-excluded file deep in the tree, and onl
 
 test('lexical_ranking_unavailable: a full-text tier that cannot load falls back to identifiers; a restart rebuilds it', async () => {
   const root = tempWorkspace({ 'a.py': 'def parse_date(text):\n    """Turn text into a calendar day."""\n' });
-  let rift = await startRift(root);
+  let rift = await startRift(root, {}, { standalone: true });
   try {
     assert.equal(((await rift.call('search', { query: 'calendar' })) as Result).results.length > 0, true);
     const db = new Database(join(root, '.rift/rift.db'));
@@ -284,7 +284,7 @@ test('lexical_ranking_unavailable: a full-text tier that cannot load falls back 
   } finally {
     await rift.close();
   }
-  rift = await startRift(root);
+  rift = await startRift(root, {}, { standalone: true });
   try {
     const healed = (await rift.call('search', { query: 'calendar day' })) as Result;
     assert.deepEqual(healed.warnings, []);

@@ -6,7 +6,6 @@ import { PostEditHooks } from '../policy/hooks.ts';
 import { TrustStore } from '../policy/trust.ts';
 import { buildRoute, preflight, type Route } from '../providers/routing.ts';
 import { log } from '../../core/log.ts';
-import type { Engine } from '../../services/engine.ts';
 import type { CodeServices } from '../tools/context.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { discoverPersonas, rolesAndPersonasSection, type Persona } from '../extensions/personas.ts';
@@ -16,6 +15,7 @@ import { Agent } from './agent.ts';
 import { systemPrompt } from './prompt.ts';
 import { createApproval, openSession, type OpenedSession } from './setup.ts';
 import { agentTool } from './subagents.ts';
+import { WorkspaceCode } from './workspace-code.ts';
 
 // One assembly of the agent for every front end (`-p`, `--serve`, and later the TUI and ACP):
 // configuration, the model route and its preflight, the session, approval, extensions (skills,
@@ -24,6 +24,8 @@ import { agentTool } from './subagents.ts';
 
 export interface AssemblyOptions {
   cwd: string;
+  /** rift's version: the workspace server is used only when it runs the same one. */
+  version: string;
   flags: AgentFlags;
   session: { resume?: string; continue?: boolean };
   /** The approval switch; undefined lets the configuration decide. */
@@ -43,7 +45,7 @@ export interface Unusable {
 }
 
 export class AgentAssembly {
-  private engine: Engine | null = null;
+  private workspace: WorkspaceCode | null = null;
 
   private constructor(
     readonly agent: Agent,
@@ -61,6 +63,7 @@ export class AgentAssembly {
     readonly personas: readonly Persona[],
     /** Filled when the code engine opens; the agent's code tools read it live. */
     private readonly code: CodeServices,
+    private readonly version: string,
   ) {}
 
   static async create(opts: AssemblyOptions): Promise<AgentAssembly> {
@@ -146,7 +149,7 @@ export class AgentAssembly {
     });
     if (skills.length > 0) agent.registry.register(skillTool(skills));
     agent.registry.register(agentTool(() => agent, config, personas));
-    const assembly = new AgentAssembly(agent, config, route, unusable, session, approval, trust, hooks, skills, plugins, untrusted, personas, code);
+    const assembly = new AgentAssembly(agent, config, route, unusable, session, approval, trust, hooks, skills, plugins, untrusted, personas, code, opts.version);
     for (const p of plugins) if (!untrusted.includes(p)) assembly.registerTools(p);
     return assembly;
   }
@@ -170,22 +173,20 @@ export class AgentAssembly {
   }
 
   /**
-   * Opens the workspace's code engine and starts its index build: every standard tool whose
-   * in-process service now exists joins the live registry. A turn that starts before this
-   * simply runs without the code tools; an engine that cannot open is logged, not fatal.
+   * Opens the code services — the workspace server's when one runs, else the engine in this
+   * process — and every standard tool whose service now exists joins the live registry. A turn
+   * that starts before this runs without the code tools; a failure is logged, not fatal.
    */
   async openCode(cwd: string): Promise<void> {
     try {
-      // Loaded on demand so a front end can answer before the index modules load.
-      const { Engine } = await import('../../services/engine.ts');
-      const engine = await Engine.open(cwd, { watch: true });
-      this.engine = engine;
-      this.code.read = engine.read;
-      this.code.search = engine.search;
-      this.code.change = engine.change;
+      const { canonicalRoot } = await import('../../services/engine.ts');
+      const workspace = await WorkspaceCode.open(canonicalRoot(cwd), this.version);
+      this.workspace = workspace;
+      this.code.read = workspace.read;
+      this.code.search = workspace.search;
+      this.code.change = workspace.change;
       const std = ToolRegistry.standard(this.code);
       for (const name of std.names()) if (!this.agent.registry.get(name)) this.agent.registry.register(std.get(name)!);
-      engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
     } catch (e) {
       log('warn', 'agent', 'code tools unavailable', { error: (e as Error).message });
     }
@@ -194,7 +195,7 @@ export class AgentAssembly {
   /** Ends the session's processes: background tasks are killed (their count is returned) and the engine closed. */
   async close(): Promise<number> {
     const killed = this.agent.tasks.killAll();
-    await this.engine?.close().catch(() => {});
+    await this.workspace?.close().catch(() => {});
     return killed;
   }
 }

@@ -4,7 +4,7 @@ import { isRiftError } from '../../core/errors.ts';
 import { parseSymbolId } from '../../core/ids.ts';
 import { projectPathViolation } from '../../core/path.ts';
 import type { ChangeResult, OperationPrecondition, PreconditionValue } from '../../protocol/change.ts';
-import type { ChangeService } from '../../services/change-service.ts';
+import type { ChangeApi } from '../../services/api.ts';
 import type { ChangeProposal } from '../policy/approval.ts';
 import { appliedDiff } from '../policy/diff.ts';
 import { ToolError, stringArg, type Tool } from '../base/tool.ts';
@@ -20,7 +20,7 @@ import { looksBinary } from './files.ts';
 const DETAIL_LINES_MAX = 40;
 const VALUE_CHARS_MAX = 200;
 
-function service(ctx: ToolContext, tool: string): ChangeService {
+function service(ctx: ToolContext, tool: string): ChangeApi {
   const change = ctx.code.change;
   if (!change) throw new ToolError(`${tool} is unavailable in this session; use edit instead`);
   return change;

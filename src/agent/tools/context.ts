@@ -5,18 +5,16 @@ import type { PostEditHooks } from '../policy/hooks.ts';
 import type { BackgroundTasks } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { UndoJournal } from '../session/undo.ts';
-import type { ChangeService } from '../../services/change-service.ts';
-import type { ReadService } from '../../services/read-service.ts';
-import type { SearchService } from '../../services/search-service.ts';
+import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
 
 // What every tool call sees. Shared switches (approval, rules) live on objects the front end
 // also holds, so flipping them mid-turn takes effect on the next gated action.
 
-/** In-process code services; a code tool is offered only when its service exists. */
+/** Code services (in this process, or the workspace server's); a code tool is offered only when its service exists. */
 export interface CodeServices {
-  read?: ReadService;
-  search?: SearchService;
-  change?: ChangeService;
+  read?: ReadApi;
+  search?: SearchApi;
+  change?: ChangeApi;
 }
 
 export interface AppliedDiff {

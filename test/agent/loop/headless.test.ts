@@ -119,4 +119,31 @@ describe('headless rift -p', () => {
     rmSync(dir, { recursive: true, force: true });
     rmSync(user, { recursive: true, force: true });
   });
+
+  it('uses the workspace server when one runs, the engine in-process otherwise, with the same answers', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'core.py'), 'def beacon():\n    return 1\n');
+    const turn = async () => {
+      server.script(ollamaReply({ toolCalls: [{ name: 'get_symbol', arguments: { name: 'beacon' } }] }), ollamaReply({ content: 'found it' }));
+      const r = await rift(['-p', 'where is beacon?', '--json', '--host', server.url, '--model', 'test-model'], dir, home);
+      assert.equal(r.code, 0, r.stderr);
+      const result = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.event === 'tool_result');
+      return result.preview as string;
+    };
+    const local = await turn();
+    assert.match(local, /^core\.py:1 function beacon \(rift:\/\/symbol\/python\/core\.py\/beacon\)/);
+    const srv = spawn(process.execPath, ['--import', TSX, ENTRY, 'server', '--idle-timeout', '60s'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    srv.stderr.on('data', (d) => (log += d));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!log.includes('serving on') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(await turn(), local);
+      assert.match(log, /client connected client=rift-agent/);
+    } finally {
+      srv.kill('SIGTERM');
+      await new Promise((r) => srv.on('close', r));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

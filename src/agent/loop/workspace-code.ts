@@ -1,0 +1,103 @@
+import { log } from '../../core/log.ts';
+import { changeOutcomeUnknown } from '../../mcp/errors.ts';
+import { connectRemote, failureKind } from '../../mcp/remote.ts';
+import { findServer } from '../../mcp/workspace-server.ts';
+import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
+import type { Engine } from '../../services/engine.ts';
+
+// The agent's code services for one workspace: the workspace's `rift server` when one runs
+// (one index and one watcher for every agent on the tree), the engine in this process when
+// none does — the same tools, answers and errors either way. A server that disappears mid-
+// session is replaced by whatever serves now (a new server, or the engine here); a read is
+// then asked again, a change whose answer was lost is reported, never resent.
+
+interface Backend {
+  read: ReadApi;
+  search: SearchApi;
+  change: ChangeApi;
+  remote: boolean;
+  close(): Promise<void>;
+}
+
+const CLIENT = { name: 'rift-agent', version: '1' };
+
+async function openBackend(root: string, version: string, build: boolean): Promise<Backend> {
+  const found = await findServer(root, 0).catch(() => null);
+  if (found && found.lock.version === version) {
+    try {
+      const remote = await connectRemote(found.lock, CLIENT);
+      log('info', 'agent', 'code tools use the workspace server', { pid: found.lock.pid });
+      return { ...remote, remote: true };
+    } catch (e) {
+      log('info', 'agent', 'workspace server unreachable; opening the index here', { error: (e as Error).message });
+    }
+  }
+  // Loaded on demand so a front end can answer before the index modules load.
+  const { Engine } = await import('../../services/engine.ts');
+  const engine: Engine = await Engine.open(root, { watch: true });
+  if (build) engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
+  return { read: engine.read, search: engine.search, change: engine.change, remote: false, close: () => engine.close() };
+}
+
+export class WorkspaceCode {
+  private backend: Promise<Backend>;
+
+  private constructor(
+    private readonly root: string,
+    private readonly version: string,
+    first: Backend,
+  ) {
+    this.backend = Promise.resolve(first);
+  }
+
+  static async open(root: string, version: string): Promise<WorkspaceCode> {
+    return new WorkspaceCode(root, version, await openBackend(root, version, true));
+  }
+
+  /** Whether the current answers come from the workspace server. */
+  async remote(): Promise<boolean> {
+    return (await this.backend).remote;
+  }
+
+  private async run<T>(kind: 'read' | 'change', call: (b: Backend) => Promise<T>): Promise<T> {
+    const backend = await this.backend;
+    try {
+      return await call(backend);
+    } catch (e) {
+      // Errors the service itself raised are answers; only a lost server is handled here.
+      const failure = backend.remote ? failureKind(e) : 'answer';
+      if (failure === 'answer') throw e;
+      log('info', 'agent', 'workspace server lost', { error: (e as Error).message });
+      if ((await this.backend) === backend) {
+        this.backend = openBackend(this.root, this.version, true);
+        void backend.close().catch(() => {});
+      }
+      if (kind === 'read' || failure === 'undelivered') return call(await this.backend);
+      throw changeOutcomeUnknown();
+    }
+  }
+
+  readonly read: ReadApi = {
+    getSymbol: (input) => this.run('read', (b) => b.read.getSymbol(input)),
+    nodes: (input) => this.run('read', (b) => b.read.nodes(input)),
+  };
+
+  readonly search: SearchApi = {
+    search: (input) => this.run('read', (b) => b.search.search(input)),
+  };
+
+  readonly change: ChangeApi = {
+    replaceSymbol: (input) => this.run('change', (b) => b.change.replaceSymbol(input)),
+    insertSymbol: (input) => this.run('change', (b) => b.change.insertSymbol(input)),
+    removeSymbol: (input) => this.run('change', (b) => b.change.removeSymbol(input)),
+    replaceNode: (input) => this.run('change', (b) => b.change.replaceNode(input)),
+    insertNode: (input) => this.run('change', (b) => b.change.insertNode(input)),
+    removeNode: (input) => this.run('change', (b) => b.change.removeNode(input)),
+    patch: (input) => this.run('change', (b) => b.change.patch(input)),
+    moveFile: (input) => this.run('change', (b) => b.change.moveFile(input)),
+  };
+
+  async close(): Promise<void> {
+    await (await this.backend.catch(() => null))?.close().catch(() => {});
+  }
+}

@@ -1,0 +1,71 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { isRiftError } from '../core/errors.ts';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ChangeApi, ReadApi, SearchApi } from '../services/api.ts';
+import { fromWireError } from './errors.ts';
+import type { ServerLock } from './lock.ts';
+import { serverUrl } from './workspace-server.ts';
+
+// The workspace server's tools as the services' call surfaces, for a rift process that is not
+// the server (the agent): each method is one MCP tool call, its structured result returned as
+// is and its ErrorData turned back into the RiftError the in-process service would have thrown.
+
+export interface RemoteServices {
+  read: ReadApi;
+  search: SearchApi;
+  change: ChangeApi;
+  close(): Promise<void>;
+}
+
+export async function connectRemote(lock: ServerLock, client: { name: string; version: string }): Promise<RemoteServices> {
+  const transport = new StreamableHTTPClientTransport(serverUrl(lock), {
+    requestInit: { headers: { authorization: `Bearer ${lock.token}` } },
+    reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+  });
+  const mcp = new Client(client);
+  await mcp.connect(transport);
+  const call = async <T>(name: string, args: object): Promise<T> => {
+    try {
+      const result = await mcp.callTool({ name, arguments: args as Record<string, unknown> });
+      return result.structuredContent as T;
+    } catch (e) {
+      throw fromWireError(e) ?? e;
+    }
+  };
+  return {
+    read: {
+      getSymbol: (input) => call('get_symbol', input),
+      nodes: (input) => call('nodes', input),
+    },
+    search: { search: (input) => call('search', input) },
+    change: {
+      replaceSymbol: (input) => call('replace_symbol', input),
+      insertSymbol: (input) => call('insert_symbol', input),
+      removeSymbol: (input) => call('remove_symbol', input),
+      replaceNode: (input) => call('replace_node', input),
+      insertNode: (input) => call('insert_node', input),
+      removeNode: (input) => call('remove_node', input),
+      patch: (input) => call('patch', input),
+      moveFile: (input) => call('move_file', input),
+    },
+    async close() {
+      await transport.terminateSession().catch(() => {});
+      await mcp.close();
+    },
+  };
+}
+
+/**
+ * What a failed call to the workspace server means: `answer` — the server answered with an
+ * error (a RiftError, a JSON-RPC error); `undelivered` — no server took the request (the
+ * connection was refused, or a new server does not know the session or the token), so it is
+ * safe to send again; `lost` — the server took it and stopped before answering.
+ */
+export function failureKind(e: unknown): 'answer' | 'undelivered' | 'lost' {
+  if (isRiftError(e)) return 'answer';
+  if (e instanceof McpError) return e.code === -32000 && e.data === undefined ? 'lost' : 'answer';
+  if (e instanceof StreamableHTTPError) return e.code === 404 || e.code === 401 ? 'undelivered' : 'lost';
+  const cause = (e as { cause?: { code?: string } })?.cause;
+  return cause?.code === 'ECONNREFUSED' ? 'undelivered' : 'lost';
+}
