@@ -41,3 +41,7 @@ export const HOOK_DRAIN_BYTES_MAX = 64 * 1024 * 1024;
 export const LINE_DIFF_BUDGET = 4_000_000;
 /** Files one search may parse on demand through `paths.force_include`. */
 export const FORCE_INCLUDE_FILES_MAX = 256;
+/** Longest shell command the agent's permission check parses; a longer one cannot be checked. */
+export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
+/** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
+export const SHELL_NESTING_MAX = 8;
