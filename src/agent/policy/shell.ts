@@ -130,15 +130,10 @@ function evalWord(node: Node, env: NodeJS.ProcessEnv): Word {
       return { text: decodeAnsiC(raw.slice(2, -1)), static: true, glob: false, raw };
     case 'translated_string':
       return node.namedChildCount === 1 ? evalWord(node.namedChild(0)!, env) : dynamicWord(raw);
-    case 'string': {
-      let text = '';
-      for (const c of node.namedChildren) {
-        if (c === null) continue;
-        if (c.type !== 'string_content') return dynamicWord(raw);
-        text += unescapeDouble(c.text);
-      }
-      return { text, static: true, glob: false, raw };
-    }
+    case 'string':
+      // The node's own text, not its parts: string_content leaves out some characters (newlines).
+      if (node.namedChildren.some((c) => c !== null && c.type !== 'string_content')) return dynamicWord(raw);
+      return { text: unescapeDouble(raw.slice(1, -1)), static: true, glob: false, raw };
     case 'concatenation': {
       let text = '';
       let glob = false;
@@ -154,6 +149,15 @@ function evalWord(node: Node, env: NodeJS.ProcessEnv): Word {
     default:
       return dynamicWord(raw);
   }
+}
+
+/** `NAME=value` as a word: static when the value is. */
+function assignmentWord(node: Node, env: NodeJS.ProcessEnv): Word {
+  const name = node.childForFieldName('name')?.text ?? '';
+  const value = node.childForFieldName('value');
+  if (!value) return { text: `${name}=`, static: true, glob: false, raw: node.text };
+  const v = evalWord(value, env);
+  return v.static ? { text: `${name}=${v.text}`, static: true, glob: v.glob, raw: node.text } : dynamicWord(node.text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,8 +212,9 @@ function optionValue(words: readonly Word[], short: string | null, long: readonl
       if (t === `--${l}`) return { word: words[i + 1] ?? null, found: true };
       if (t.startsWith(`--${l}=`)) return { word: { ...words[i], text: t.slice(l.length + 3) }, found: true };
     }
-    if (short && t === `-${short}`) return { word: words[i + 1] ?? null, found: true };
-    if (short && t.startsWith(`-${short}`) && t.length > 2 && !t.startsWith('--')) return { word: { ...words[i], text: t.slice(2) }, found: true };
+    // A short option may close a cluster of flags (`-qc CMD`) or carry its value (`-cCMD`).
+    const at = short && /^-[A-Za-z0-9]/.test(t) ? t.indexOf(short, 1) : -1;
+    if (at > 0) return at === t.length - 1 ? { word: words[i + 1] ?? null, found: true } : { word: { ...words[i], text: t.slice(at + 1) }, found: true };
   }
   return { word: null, found: false };
 }
@@ -477,10 +482,16 @@ class Walker {
     const words: Word[] = [];
     for (const c of node.children) {
       if (c === null) continue;
-      if (c.type === 'variable_assignment') {
+      if (c.type === 'variable_assignment' && words.length === 0) {
         this.assignment(c);
         assigns.push(c.text);
         this.visitChildren(c, depth);
+        continue;
+      }
+      if (c.type === 'variable_assignment') {
+        // After the program name `x=y` is an ordinary word (`alias t=touch`, `make CC=gcc`).
+        this.visitChildren(c, depth);
+        words.push(assignmentWord(c, this.ctx.env));
         continue;
       }
       this.visit(c, depth);
@@ -632,9 +643,22 @@ class Walker {
         break;
       case 'npx':
       case 'npm': {
+        this.runsFile('package.json', base);
         const c = optionValue(words, 'c', ['call']);
         if (c.found) this.literal(c.word, `${base} -c`, use, depth);
         return;
+      }
+      case 'yarn':
+      case 'pnpm':
+        return this.runsFile('package.json', base);
+      case 'make':
+      case 'gmake': {
+        const file = optionValue(words, 'f', ['file', 'makefile']);
+        if (file.found) {
+          if (!file.word?.static || file.word.text === '-') return this.flag(`${base} reading a makefile from standard input or a name computed at run time`);
+          this.runsFile(file.word.text, base);
+        } else for (const f of ['GNUmakefile', 'makefile', 'Makefile']) this.runsFile(f, base);
+        break;
       }
       default:
         if (/^ld(-linux[\w.-]*|-musl[\w.-]*)?\.so(\.\d+)?$/.test(base)) {
@@ -659,6 +683,11 @@ class Walker {
       .replace(/["'\\]/g, '');
     const [program, ...args] = flat.split(/\s+/).filter((t) => t !== '');
     if (program && program !== words[0].raw && !/[$`(){}]/.test(program)) this.uses.push({ program, args, assigns, transparent: false });
+  }
+
+  /** The program runs code from `file` (a makefile, package.json scripts): writing it in the same command is caught in finish(). */
+  private runsFile(file: string, how: string): void {
+    this.executed.push({ abs: resolve(this.ctx.cwd, file), raw: file, how });
   }
 
   /** A shell string given literally (`sh -c '…'`): parsed again; anything else cannot be read. */
@@ -753,7 +782,9 @@ class Walker {
         }
         continue;
       }
-      return; // a script file: its program is in the file, not the command
+      // A script file: its program is in the file, which is caught if this command writes it.
+      this.runsFile(t, name);
+      return;
     }
     if (words.slice(1).some((w) => INFORMATIONAL.has(w.text))) return;
     this.flag(o.appended ? `${name} takes its program from words supplied at run time` : `${name} reading its program from standard input`);
