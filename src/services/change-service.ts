@@ -3,6 +3,7 @@ import { CHANGE_BODY_BYTES_MAX, PATCH_BYTES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { projectPathViolation } from '../core/path.ts';
 import type { ConfigLoader } from '../config/loader.ts';
+import type { HookConfig } from '../config/workspace-config.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import type {
@@ -41,6 +42,13 @@ function unserved(input: { projection?: string; region?: string | null }): void 
   if (input.region !== undefined && input.region !== null) throw capabilityUnavailable('region-scoped replacement');
 }
 
+/**
+ * Whether the workspace's `[[hooks]]` may run with this change. The agent passes one that asks
+ * the user's trust store (a cloned repository's hooks run only once trusted); MCP passes none,
+ * since an MCP client's workspace is the one its user chose to serve.
+ */
+export type HookGate = (hooks: readonly HookConfig[]) => boolean;
+
 export class ChangeService {
   private readonly lane = new Lane();
 
@@ -48,6 +56,7 @@ export class ChangeService {
     private readonly root: string,
     private readonly config: ConfigLoader,
     private readonly indexer: Indexer,
+    private readonly hookGate?: HookGate,
   ) {
     sweepStage(root);
   }
@@ -115,7 +124,8 @@ export class ChangeService {
       const accepted = this.config.current();
       await this.indexer.ensureBuilt(accepted.config);
       await initSyntax();
-      const ctx: ChangeContext = { root: this.root, config: accepted.config, indexer: this.indexer };
+      const gated = this.hookGate && accepted.config.hooks.length > 0 && !this.hookGate(accepted.config.hooks);
+      const ctx: ChangeContext = { root: this.root, config: gated ? { ...accepted.config, hooks: [] } : accepted.config, indexer: this.indexer };
       let result: ChangeResult;
       try {
         result = await applyPlan(ctx, plan(ctx));

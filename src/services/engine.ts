@@ -9,7 +9,7 @@ import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.t
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
-import { ChangeService } from './change-service.ts';
+import { ChangeService, type HookGate } from './change-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -17,6 +17,8 @@ import { ChangeService } from './change-service.ts';
 export interface EngineOptions {
   /** Keep the index current from filesystem events (servers do; one-shot CLI commands don't). */
   watch: boolean;
+  /** Decides whether `rift.toml` hooks run with a change (unset: they always do). */
+  hookGate?: HookGate;
 }
 
 export class Engine {
@@ -37,7 +39,7 @@ export class Engine {
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(root, config, indexer);
-    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer));
+    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer, options.hookGate));
     if (options.watch) await indexer.watch();
     return engine;
   }

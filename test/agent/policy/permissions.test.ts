@@ -99,7 +99,7 @@ describe('agent permissions: rules', () => {
     assert.deepEqual(cfg.permissions.deny, ['Bash(a *)', 'Bash(b *)', 'Bash(curl *)']);
     assert.deepEqual(cfg.permissions.ask, ['Bash(c *)']);
     assert.equal(cfg.providers.p.base_url, 'https://user');
-    assert.equal(cfg.providers.q.api_key, undefined);
+    assert.equal(cfg.providers.q, undefined, 'an untrusted project adds no provider');
     assert.ok(warnings.some((w) => w.includes("redefines provider 'p'")));
     assert.ok(warnings.some((w) => w.includes('allow patterns load from the user config only')));
     const env = mergeConfig({ host: 'http://h1', num_ctx: 8192 }, null, { model: 'flag' }, { RIFT_HOST: 'http://env/', RIFT_MODEL: 'envm' }, []);
