@@ -61,6 +61,7 @@ export function harness(server: ScriptedModelServer, o: HarnessOptions = {}): Ha
     alwaysTask: o.alwaysTask,
     code: o.code,
     hooks: o.hooks,
+    sandbox: o.sandbox,
     messages: o.messages,
   });
   const events: AgentEvent[] = [];
