@@ -1,10 +1,11 @@
+import { join } from 'node:path';
 import { sha256Hex } from '../../core/digest.ts';
 import { isRiftError } from '../../core/errors.ts';
 import { ConfigLoader } from '../../config/loader.ts';
 import type { HookConfig } from '../../config/workspace-config.ts';
-import { PROJECT_CONFIG_FILE, type ProjectConfigTrust } from '../base/config.ts';
+import { PROJECT_CONFIG_FILE, loadAgentConfig, userDirs, type ProjectConfigTrust } from '../base/config.ts';
 import type { TrustStore } from '../policy/trust.ts';
-import type { Plugin } from './plugins.ts';
+import { discoverPlugins, type Plugin } from './plugins.ts';
 
 // What a cloned repository asks to be trusted with before any of it runs or redirects the
 // agent: a `.rift.json` that sets gated keys, `rift.toml` `[[hooks]]` (run after the agent's
@@ -97,4 +98,11 @@ export function trustRequests(o: { projectConfig: ProjectConfigTrust | null; hoo
     });
   }
   return out;
+}
+
+/** Everything in the workspace at `cwd` that waits for trust, read from disk (for `rift trust` and `rift doctor`). */
+export function pendingTrust(cwd: string, trust: TrustStore, env: NodeJS.ProcessEnv = process.env): TrustRequest[] {
+  const { projectTrust } = loadAgentConfig(cwd, {}, env, (key) => trust.has(key));
+  const { plugins } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs(env).config, 'plugins'));
+  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), plugins, trust });
 }
