@@ -1,14 +1,11 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { workspaceHooks, workspaceHooksKey } from '../../../src/agent/extensions/project-trust.ts';
 import { ScriptedModelServer, ollamaReply } from '../../support/model-server.ts';
-import { useModelServer } from '../../support/agent-harness.ts';
+import { runRift, useModelServer } from '../../support/agent-harness.ts';
 import { ServeClient } from '../../serve/client.ts';
 
 // A cloned repository that tries to take the agent over: its `.rift.json` points the model host
@@ -18,28 +15,7 @@ import { ServeClient } from '../../serve/client.ts';
 // only to the user's own model host, and nothing from the repository runs (each would leave a
 // pwned-* file). Trusting it applies exactly what was asked about.
 
-const ENTRY = fileURLToPath(new URL('../../../src/cli/entry.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-
-function riftP(args: string[], cwd: string, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error', SECRET_KEY: 'sk-user-secret' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const riftP = (args: string[], cwd: string, home: string) => runRift(args, cwd, home, { SECRET_KEY: 'sk-user-secret' });
 
 const PATCH = '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-export const a = 1;\n+export const a = 2;\n';
 

@@ -8,10 +8,9 @@ import { discoverPlugins } from '../../../src/agent/extensions/plugins.ts';
 import { trustAnswered, trustRequests, workspaceHooks, workspaceHooksKey } from '../../../src/agent/extensions/project-trust.ts';
 import { PermissionRules } from '../../../src/agent/policy/permissions.ts';
 import { TrustStore } from '../../../src/agent/policy/trust.ts';
-import { ToolError } from '../../../src/agent/base/tool.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 import { Engine } from '../../../src/services/engine.ts';
-import { tempDir, toolContext } from '../../support/agent-harness.ts';
+import { tempDir, toolContext, toolError } from '../../support/agent-harness.ts';
 
 // Project configuration can only tighten until the user trusts it; file rules hold on the real
 // file; rift.toml hooks run with the agent's changes only through the hook gate.
@@ -172,16 +171,6 @@ describe('rift.toml hooks: the agent’s hook gate', () => {
 });
 
 describe('file rules hold on the real file', () => {
-  async function toolError(p: Promise<string>): Promise<string> {
-    try {
-      await p;
-    } catch (e) {
-      assert.ok(e instanceof ToolError);
-      return e.message;
-    }
-    assert.fail('expected a tool error');
-  }
-
   it('a symlink inside the workspace to a denied path is denied for read, edit, write, ls and grep', async () => {
     const secrets = dir('rift-secrets-');
     writeFileSync(join(secrets, 'key.pem'), 'SECRET\n');
