@@ -29,10 +29,14 @@ Usage:
                                                run one agent turn headless (docs/agent.md)
   rift --serve [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
                                                editor protocol v1: JSON lines over stdio (docs/serve.md)
+  rift trust [--workspace DIR] [--list]        decide on a terminal what this repository may run
+                                               or redirect (its .rift.json, rift.toml hooks, plugins)
+  rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
   rift --help | --version
 
 The workspace defaults to the current directory. Configuration: rift.toml at the
-workspace root (see docs/configuration.md). Tools: docs/mcp.md.
+workspace root (see docs/configuration.md). Tools: docs/mcp.md. Trust
+boundaries, the sandbox and what a cloned repository can do: docs/security.md.
 `;
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -72,6 +76,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./server-command.ts')).runServerCommand(rest, VERSION);
       case 'status':
         return await (await import('./status-command.ts')).runStatus(rest);
+      case 'trust':
+        return await (await import('./trust-command.ts')).runTrust(rest);
+      case 'doctor':
+        return await (await import('./doctor-command.ts')).runDoctor(rest);
       default:
         process.stderr.write(`rift: unknown command '${command}'\n\n${HELP}`);
         return 2;

@@ -47,3 +47,7 @@ export const SERVER_REQUEST_BYTES_MAX = 32 * 1024 * 1024;
 export const SERVER_IDLE_MS_DEFAULT = 30 * 60_000;
 /** How long `rift mcp` and the agent wait for a workspace server to start and answer. */
 export const SERVER_START_WAIT_MS = 30_000;
+/** Longest shell command the agent's permission check parses; a longer one cannot be checked. */
+export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
+/** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
+export const SHELL_NESTING_MAX = 8;

@@ -3,6 +3,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isRiftError } from '../core/errors.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ChangeApi, ReadApi, SearchApi } from '../services/api.ts';
+import type { ChangeOptions } from '../services/change-service.ts';
+import { TRUSTED_HOOKS_META } from './server.ts';
 import { fromWireError } from './errors.ts';
 import type { ServerLock } from './lock.ts';
 import { serverUrl } from './workspace-server.ts';
@@ -25,9 +27,10 @@ export async function connectRemote(lock: ServerLock, client: { name: string; ve
   });
   const mcp = new Client(client);
   await mcp.connect(transport);
-  const call = async <T>(name: string, args: object): Promise<T> => {
+  const call = async <T>(name: string, args: object, options: ChangeOptions = {}): Promise<T> => {
     try {
-      const result = await mcp.callTool({ name, arguments: args as Record<string, unknown> });
+      const meta = options.trustedHooks === undefined ? undefined : { [TRUSTED_HOOKS_META]: options.trustedHooks };
+      const result = await mcp.callTool({ name, arguments: args as Record<string, unknown>, ...(meta ? { _meta: meta } : {}) });
       return result.structuredContent as T;
     } catch (e) {
       throw fromWireError(e) ?? e;
@@ -40,14 +43,14 @@ export async function connectRemote(lock: ServerLock, client: { name: string; ve
     },
     search: { search: (input) => call('search', input) },
     change: {
-      replaceSymbol: (input) => call('replace_symbol', input),
-      insertSymbol: (input) => call('insert_symbol', input),
-      removeSymbol: (input) => call('remove_symbol', input),
-      replaceNode: (input) => call('replace_node', input),
-      insertNode: (input) => call('insert_node', input),
-      removeNode: (input) => call('remove_node', input),
-      patch: (input) => call('patch', input),
-      moveFile: (input) => call('move_file', input),
+      replaceSymbol: (input, options) => call('replace_symbol', input, options),
+      insertSymbol: (input, options) => call('insert_symbol', input, options),
+      removeSymbol: (input, options) => call('remove_symbol', input, options),
+      replaceNode: (input, options) => call('replace_node', input, options),
+      insertNode: (input, options) => call('insert_node', input, options),
+      removeNode: (input, options) => call('remove_node', input, options),
+      patch: (input, options) => call('patch', input, options),
+      moveFile: (input, options) => call('move_file', input, options),
     },
     async close() {
       await transport.terminateSession().catch(() => {});

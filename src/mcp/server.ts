@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { invalidField } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import { parseInput } from '../protocol/validate.ts';
+import type { ChangeOptions } from '../services/change-service.ts';
 import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
 import { wireError } from './errors.ts';
 
@@ -15,6 +16,17 @@ export const SERVER_INSTRUCTIONS =
   'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position. ' +
   'Change it only through witnessed, atomic edits: replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node, patch and move_file ' +
   'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged.';
+
+/**
+ * The `_meta` key a caller sets to run the workspace's hooks only when they are the list it
+ * trusts (see `ChangeOptions.trustedHooks`); it can only skip hooks, never add any.
+ */
+export const TRUSTED_HOOKS_META = 'rift/trusted-hooks';
+
+function changeOptions(meta: Record<string, unknown> | undefined): ChangeOptions {
+  const trusted = meta?.[TRUSTED_HOOKS_META];
+  return typeof trusted === 'string' ? { trustedHooks: trusted } : {};
+}
 
 export function servedTools(): Array<{ name: string; description: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }> {
   return TOOLS.map((t) => ({
@@ -39,7 +51,7 @@ export function createMcpServer(services: ToolServices, version: string): Server
     try {
       if (!def) throw invalidField('name', `unknown tool; served tools are ${TOOLS.map((t) => t.name).join(', ')}`);
       const args = parseInput(def.input, request.params.arguments ?? {});
-      const result = (await def.handler(services, args as never)) as Record<string, unknown>;
+      const result = (await def.handler(services, args as never, changeOptions(request.params._meta))) as Record<string, unknown>;
       log('debug', 'mcp.call', 'tool answered', { tool: def.name, elapsed_ms: Math.round(performance.now() - started) });
       return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {

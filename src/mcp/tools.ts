@@ -4,7 +4,7 @@ import type { ReadService } from '../services/read-service.ts';
 import type { SearchService } from '../services/search-service.ts';
 import { SearchInput, SearchResult } from '../protocol/search.ts';
 import type { Phase } from '../core/errors.ts';
-import type { ChangeService } from '../services/change-service.ts';
+import type { ChangeOptions, ChangeService } from '../services/change-service.ts';
 import {
   ChangeResult,
   InsertNodeInput,
@@ -31,7 +31,7 @@ export interface ToolDefinition {
   phase: Phase;
   input: z.ZodType;
   output: z.ZodType;
-  handler: (services: ToolServices, args: never) => Promise<unknown>;
+  handler: (services: ToolServices, args: never, options: ChangeOptions) => Promise<unknown>;
 }
 
 function tool<I extends z.ZodType, O extends z.ZodType>(def: {
@@ -40,7 +40,7 @@ function tool<I extends z.ZodType, O extends z.ZodType>(def: {
   phase: Phase;
   input: I;
   output: O;
-  handler: (services: ToolServices, args: z.infer<I>) => Promise<z.infer<O>>;
+  handler: (services: ToolServices, args: z.infer<I>, options: ChangeOptions) => Promise<z.infer<O>>;
 }): ToolDefinition {
   return def as unknown as ToolDefinition;
 }
@@ -86,7 +86,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: ReplaceSymbolInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.replaceSymbol(args),
+    handler: (s, args, o) => s.change.replaceSymbol(args, o),
   }),
   tool({
     name: 'insert_symbol',
@@ -96,7 +96,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: InsertSymbolInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.insertSymbol(args),
+    handler: (s, args, o) => s.change.insertSymbol(args, o),
   }),
   tool({
     name: 'remove_symbol',
@@ -106,7 +106,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RemoveSymbolInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.removeSymbol(args),
+    handler: (s, args, o) => s.change.removeSymbol(args, o),
   }),
   tool({
     name: 'replace_node',
@@ -115,7 +115,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: ReplaceNodeInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.replaceNode(args),
+    handler: (s, args, o) => s.change.replaceNode(args, o),
   }),
   tool({
     name: 'insert_node',
@@ -124,7 +124,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: InsertNodeInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.insertNode(args),
+    handler: (s, args, o) => s.change.insertNode(args, o),
   }),
   tool({
     name: 'remove_node',
@@ -133,7 +133,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RemoveNodeInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.removeNode(args),
+    handler: (s, args, o) => s.change.removeNode(args, o),
   }),
   tool({
     name: 'patch',
@@ -143,7 +143,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: PatchInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.patch(args),
+    handler: (s, args, o) => s.change.patch(args, o),
   }),
   tool({
     name: 'move_file',
@@ -152,7 +152,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: MoveFileInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.moveFile(args),
+    handler: (s, args, o) => s.change.moveFile(args, o),
   }),
 ].sort((a, b) => (a.name < b.name ? -1 : 1));
 

@@ -39,13 +39,13 @@ export async function runServe(flags: ServeFlags, version: string): Promise<numb
     gate,
     note: (n) => err(`${n}\n`),
   });
-  const { agent, approval, config, skills, untrusted, session } = assembly;
+  const { agent, approval, config, skills, trustRequests, session } = assembly;
   const unusable = !assembly.unusable
     ? null
     : assembly.unusable.stage === 'route'
       ? `model '${config.model}' is not usable: ${assembly.unusable.message} — pick another with set_model`
       : `${assembly.unusable.message} — fix the server or model, then send set_model`;
-  server = new ServeSession({ agent, approval, config, out, skills, unusable, untrusted, trustPlugin: (p) => assembly.trustPlugin(p) });
+  server = new ServeSession({ agent, approval, config, out, skills, unusable, trustRequests, trust: (r) => assembly.trust(r) });
   // Background tasks report between turns too.
   agent.tasks.setSink((e) => out(e as Wire));
   server.start({ session: session.path, cwd, version, history: historyMessages(session.messages ?? []) });

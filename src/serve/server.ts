@@ -5,7 +5,8 @@ import type { AskRequest, Gate, ReviewDecision, ReviewRequest } from '../agent/p
 import { buildRoute } from '../agent/providers/routing.ts';
 import { Session } from '../agent/session/session.ts';
 import { zeroStats, type AgentEvent } from '../agent/base/types.ts';
-import type { Plugin } from '../agent/extensions/plugins.ts';
+import { TRUST_CHOICES, trustAnswered, type TrustRequest } from '../agent/extensions/project-trust.ts';
+import type { TrustOutcome } from '../agent/loop/assembly.ts';
 import { expandSkill, type Skill } from '../agent/extensions/skills.ts';
 
 // `rift --serve` (serve-protocol-v1): one command per stdin line in, one JSON event per stdout
@@ -37,10 +38,10 @@ export interface ServeOptions {
   /** Why the model cannot be used yet (preflight failed); prompts fail until set_model fixes it. */
   unusable?: string | null;
   env?: NodeJS.ProcessEnv;
-  /** Project plugins declaring tools whose manifest is not trusted yet (offered at the first hello or prompt). */
-  untrusted?: readonly Plugin[];
-  /** Registers a plugin's tools and activates its post-edit hooks live, and persists its trust; returns the tool names. A persist failure is reported in `persistError` (tools and hooks stay active). */
-  trustPlugin?: (p: Plugin) => { tools: string[]; persistError?: string };
+  /** What the repository waits to be trusted with (offered at the first hello or prompt). */
+  trustRequests?: readonly TrustRequest[];
+  /** Applies and persists a `trust` answer (AgentAssembly.trust). */
+  trust?: (r: TrustRequest) => Promise<TrustOutcome>;
 }
 
 export class ServeGate implements Gate {
@@ -157,40 +158,38 @@ export class ServeSession {
   }
 
   /**
-   * Plugin trust asks, once: at the first hello, or at the first prompt when no hello came (A.7).
-   * A plugin declaring tools is asked about in the reference's words; one declaring only
-   * post-edit hooks gets the same question about its hooks. The detail lists every command.
+   * Trust asks, once: at the first hello, or at the first prompt when no hello came (A.7) — the
+   * project config, then rift.toml hooks, then each project plugin. With auto-approve on, each
+   * is an info line instead. A project config changes the model, so applying it waits for the
+   * running turn; the others apply at once.
    */
   private offerTrust(): void {
     if (this.trustOffered) return;
     this.trustOffered = true;
-    for (const p of this.o.untrusted ?? []) {
-      const n = p.tools.length;
-      const what = n > 0 ? `${n} tool(s)` : `${p.hooks.length} post-edit hook(s)`;
+    for (const r of this.o.trustRequests ?? []) {
       if (!this.o.approval.approve) {
-        const stays = n > 0 ? `its ${what} stay unregistered` : `its ${what} stay inactive`;
-        this.emit({
-          event: 'info',
-          text: `project plugin '${p.name}' left untrusted — ${stays} while auto-approve is on (trusting a repo's commands is a separate decision from approving the agent's edits). Turn approval back on to be asked.`,
-        });
+        this.emit({ event: 'info', text: r.skippedNote });
         continue;
       }
-      const runs = n > 0 ? 'each runs a command from this repo when the model calls it' : 'each runs a command from this repo after every edit';
-      void this.raiseAsk(
-        {
-          question: `Project plugin '${p.name}' declares ${what} — ${runs}. Trust this manifest on this machine?`,
-          detail: [...p.tools.map((t) => `${t.name}: ${t.description} — \`${t.command}\``), ...p.hooks.map((h) => `post_edit hook — \`${h}\``)],
-          choices: ['trust', 'skip'],
-        },
-        new AbortController().signal,
-      ).then((answer) => {
-        const a = (answer ?? '').trim().toLowerCase();
-        if (!['trust', 'yes', 'y'].includes(a) || !this.o.trustPlugin) return;
-        const r = this.o.trustPlugin(p);
-        if (r.persistError) this.warn(`could not persist plugin approval: ${r.persistError}`);
-        const parts = [...(n > 0 ? [`tools registered: ${r.tools.join(', ')}`] : []), ...(p.hooks.length > 0 ? [`post-edit hooks active: ${p.hooks.join(', ')}`] : [])];
-        this.emit({ event: 'info', text: `plugin '${p.name}' trusted — ${parts.join('; ')}` });
+      void this.raiseAsk({ question: r.question, detail: r.detail, choices: [...TRUST_CHOICES] }, new AbortController().signal).then((answer) => {
+        if (!trustAnswered(answer) || !this.o.trust) return;
+        const apply = () => this.applyTrust(r);
+        if (r.subject.kind === 'project-config') this.enqueue(apply);
+        else void apply();
       });
+    }
+  }
+
+  private async applyTrust(r: TrustRequest): Promise<void> {
+    const out = await this.o.trust!(r);
+    if (out.persistError) this.warn(`could not persist ${r.subject.kind === 'plugin' ? 'plugin' : 'trust'} approval: ${out.persistError}`);
+    this.emit({ event: 'info', text: out.info });
+    if (out.approve !== undefined) this.emit({ event: 'approval_changed', approve: out.approve });
+    if (out.modelError) this.warn(`model switch failed: ${out.modelError}`);
+    if (out.model) {
+      this.unusable = null;
+      this.emit({ event: 'model_changed', model: out.model.address, num_ctx: out.model.numCtx, note: out.model.note });
+      this.emit({ event: 'context', ...this.o.agent.contextUsage() });
     }
   }
 

@@ -1,8 +1,10 @@
 import { capabilityUnavailable, invalidField } from '../core/errors.ts';
 import { CHANGE_BODY_BYTES_MAX, PATCH_BYTES_MAX } from '../core/limits.ts';
+import { sha256Hex } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { projectPathViolation } from '../core/path.ts';
 import type { ConfigLoader } from '../config/loader.ts';
+import type { HookConfig } from '../config/workspace-config.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import type {
@@ -41,6 +43,23 @@ function unserved(input: { projection?: string; region?: string | null }): void 
   if (input.region !== undefined && input.region !== null) throw capabilityUnavailable('region-scoped replacement');
 }
 
+/** The key a list of `rift.toml` hooks is trusted under: the digest of exactly that list. */
+export function hooksKey(hooks: readonly HookConfig[]): string {
+  return `workspace-hooks:sha256:${sha256Hex(JSON.stringify(hooks))}`;
+}
+
+/** Per-call options of every change. */
+export interface ChangeOptions {
+  /**
+   * Run the workspace's `[[hooks]]` only when they are exactly the list trusted under this
+   * `hooksKey` (any other value, `''` included, skips them). The agent sends the key of the
+   * hooks its user trusted, so a cloned repository's hooks run only once trusted, and a
+   * rift.toml edited since runs none. Absent, the hooks run: an MCP client's workspace is the
+   * one its user chose to serve.
+   */
+  trustedHooks?: string;
+}
+
 export class ChangeService {
   private readonly lane = new Lane();
 
@@ -52,13 +71,13 @@ export class ChangeService {
     sweepStage(root);
   }
 
-  replaceSymbol(input: ReplaceSymbolInput): Promise<ChangeResult> {
+  replaceSymbol(input: ReplaceSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
     const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
-    return this.run('replace_symbol', (ctx) => replaceSymbol(ctx, input.symbol, body));
+    return this.run('replace_symbol', options, (ctx) => replaceSymbol(ctx, input.symbol, body));
   }
 
-  insertSymbol(input: InsertSymbolInput): Promise<ChangeResult> {
+  insertSymbol(input: InsertSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
     const anchor = input.anchor ?? null;
     const file = input.file ?? null;
@@ -70,52 +89,55 @@ export class ChangeService {
     if (file !== null) pathField('file', file);
     const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
     const req = { anchor, file, position: input.position, createMissing: input.create_missing === true };
-    return this.run('insert_symbol', (ctx) => insertSymbol(ctx, req, body));
+    return this.run('insert_symbol', options, (ctx) => insertSymbol(ctx, req, body));
   }
 
-  removeSymbol(input: RemoveSymbolInput): Promise<ChangeResult> {
+  removeSymbol(input: RemoveSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_symbol', (ctx) => removeSymbol(ctx, input.symbol));
+    return this.run('remove_symbol', options, (ctx) => removeSymbol(ctx, input.symbol));
   }
 
-  replaceNode(input: ReplaceNodeInput): Promise<ChangeResult> {
-    unserved(input);
-    const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
-    return this.run('replace_node', (ctx) => replaceNode(ctx, input.node, body));
-  }
-
-  insertNode(input: InsertNodeInput): Promise<ChangeResult> {
+  replaceNode(input: ReplaceNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
     const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
-    return this.run('insert_node', (ctx) => insertNode(ctx, input.node, input.position, body));
+    return this.run('replace_node', options, (ctx) => replaceNode(ctx, input.node, body));
   }
 
-  removeNode(input: RemoveNodeInput): Promise<ChangeResult> {
+  insertNode(input: InsertNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_node', (ctx) => removeNode(ctx, input.node));
+    const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
+    return this.run('insert_node', options, (ctx) => insertNode(ctx, input.node, input.position, body));
   }
 
-  patch(input: PatchInput): Promise<ChangeResult> {
+  removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
+    unserved(input);
+    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node));
+  }
+
+  patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
     const body = resolveBodySource('patch', input.patch, PATCH_BYTES_MAX);
     if (body.length === 0) throw invalidField('patch', 'empty');
-    return this.run('patch', (ctx) => planPatch(ctx, body));
+    return this.run('patch', options, (ctx) => planPatch(ctx, body));
   }
 
-  moveFile(input: MoveFileInput): Promise<ChangeResult> {
+  moveFile(input: MoveFileInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
     const path = pathField('path', input.path);
     const destination = pathField('destination', input.destination);
-    return this.run('move_file', (ctx) => planMove(ctx, path, destination));
+    return this.run('move_file', options, (ctx) => planMove(ctx, path, destination));
   }
 
-  private run(tool: string, plan: (ctx: ChangeContext) => Plan): Promise<ChangeResult> {
+  private run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan): Promise<ChangeResult> {
     return this.lane.run(async () => {
       const started = performance.now();
       const accepted = this.config.current();
       await this.indexer.ensureBuilt(accepted.config);
       await initSyntax();
-      const ctx: ChangeContext = { root: this.root, config: accepted.config, indexer: this.indexer };
+      const hooks = accepted.config.hooks;
+      const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
+      if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });
+      const ctx: ChangeContext = { root: this.root, config: gated ? { ...accepted.config, hooks: [] } : accepted.config, indexer: this.indexer };
       let result: ChangeResult;
       try {
         result = await applyPlan(ctx, plan(ctx));

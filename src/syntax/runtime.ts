@@ -1,4 +1,5 @@
-// The tree-sitter runtime: one wasm module, seven grammars, one parser per thread.
+// The tree-sitter runtime: one wasm module, seven grammars, one parser per thread, and the
+// shell grammar the agent's permission check reads commands with (loaded on its own, on demand).
 //
 // `initSyntax()` is async (wasm instantiation); everything after it is synchronous. Every
 // parse goes through `withTree`, which enforces the size bounds and always frees the tree.
@@ -51,11 +52,23 @@ export function initSyntax(): Promise<void> {
   return initializing;
 }
 
+// Resolve from this module, not the cwd: workers and CLI runs start anywhere.
+const require = createRequire(import.meta.url);
+let runtime: Promise<void> | null = null;
+
+function initRuntime(): Promise<void> {
+  if (runtime === null) {
+    const runtimeWasm = require.resolve('web-tree-sitter/tree-sitter.wasm');
+    runtime = Parser.init({ locateFile: () => runtimeWasm }).catch((err: unknown) => {
+      runtime = null;
+      throw err;
+    });
+  }
+  return runtime;
+}
+
 async function load(): Promise<void> {
-  // Resolve from this module, not the cwd: workers and CLI runs start anywhere.
-  const require = createRequire(import.meta.url);
-  const runtimeWasm = require.resolve('web-tree-sitter/tree-sitter.wasm');
-  await Parser.init({ locateFile: () => runtimeWasm });
+  await initRuntime();
   const loaded = await Promise.all(
     LANGUAGE_IDS.map(async (id) => {
       const file = require.resolve(`@vscode/tree-sitter-wasm/wasm/${GRAMMAR_FILES[id]}`);
@@ -133,5 +146,41 @@ function checkBounds(root: Node): void {
     }
   } finally {
     cursor.delete();
+  }
+}
+
+let shellLoading: Promise<void> | null = null;
+let shellParser: Parser | null = null;
+
+/** Loads the bash grammar (tree-sitter-bash) into a parser of its own. Idempotent. */
+export function initShellSyntax(): Promise<void> {
+  if (shellLoading === null) {
+    shellLoading = (async () => {
+      await initRuntime();
+      const language = await Language.load(require.resolve('@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm'));
+      const p = new Parser();
+      p.setLanguage(language);
+      shellParser = p;
+    })().catch((err: unknown) => {
+      shellLoading = null;
+      throw err;
+    });
+  }
+  return shellLoading;
+}
+
+/**
+ * Parses a shell command (after `initShellSyntax`) and runs `fn` on the tree, freed afterwards.
+ * Throws SyntaxLimitError when the tree is too large or too deep.
+ */
+export function withShellTree<T>(text: string, fn: (tree: Tree) => T): T {
+  if (shellParser === null) throw new Error('shell grammar not initialized: call initShellSyntax() first');
+  const tree = shellParser.parse(text);
+  if (tree === null) throw new Error('tree-sitter returned no tree for a shell command');
+  try {
+    checkBounds(tree.rootNode);
+    return fn(tree);
+  } finally {
+    tree.delete();
   }
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,7 @@ import { BackgroundTasks } from '../../src/agent/base/tasks.ts';
 import type { CodeServices, ToolContext } from '../../src/agent/tools/context.ts';
 import type { AgentEvent } from '../../src/agent/base/types.ts';
 import { UndoJournal } from '../../src/agent/session/undo.ts';
+import { ToolError } from '../../src/agent/base/tool.ts';
 import { ScriptedModelServer, type ModelSpec } from './model-server.ts';
 
 // An Agent wired to the scripted model server in a temp workspace, collecting its events.
@@ -61,6 +64,7 @@ export function harness(server: ScriptedModelServer, o: HarnessOptions = {}): Ha
     alwaysTask: o.alwaysTask,
     code: o.code,
     hooks: o.hooks,
+    sandbox: o.sandbox,
     messages: o.messages,
   });
   const events: AgentEvent[] = [];
@@ -172,4 +176,46 @@ export function toolContext(o: ToolContextOptions = {}): ToolContext & { events:
     hooks: o.hooks,
     events,
   };
+}
+
+/** The message of the ToolError `p` rejects with (fails the test when it resolves). */
+export async function toolError(p: Promise<string>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof ToolError);
+    return e.message;
+  }
+  assert.fail('expected a tool error');
+}
+
+/** The rift entry point and the tsx loader, for tests that spawn rift themselves. */
+export const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+export interface RiftRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the rift CLI as a process in `cwd` with `home` as RIFT_HOME and HOME; stdin closed. */
+export function runRift(args: string[], cwd: string, home: string, env: Record<string, string> = {}): Promise<RiftRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b) => (stdout += b));
+    child.stderr.on('data', (b) => (stderr += b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
 }

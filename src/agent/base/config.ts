@@ -1,9 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { sha256Hex } from '../../core/digest.ts';
 
 // Agent configuration (reference C.1–C.2, C.5): the user file, then the project's `.rift.json`
-// overlaid so that a cloned repository can only tighten security, then env, then flags.
+// overlaid, then env, then flags. A cloned repository can only tighten: its deny and ask rules
+// join the user's, and nothing it says changes where the model runs (host, providers, a model
+// routed to a provider), where an API key is sent, the approval mode or the hooks that run —
+// until the user trusts that exact file (its content digest), when those keys apply too. Allow
+// rules, the bash wrapper and loosening the sandbox stay user-only even then.
 
 export const DEFAULT_HOST = 'http://localhost:11434';
 export const DEFAULT_MODEL = 'gemma4:26b';
@@ -16,6 +21,20 @@ export interface ProviderConfig {
   kind?: 'openai' | 'anthropic';
   api_key_env?: string;
   api_key?: string;
+}
+
+/** Providers every build knows (reference C.3); a user entry of the same name overrides one. */
+export const BUILTIN_PROVIDERS: Readonly<Record<string, ProviderConfig>> = {
+  openai: { base_url: 'https://api.openai.com/v1', kind: 'openai', api_key_env: 'OPENAI_API_KEY' },
+};
+
+/** The OS sandbox for bash: `auto` uses it where the machine allows, `required` refuses commands without it. */
+export interface SandboxConfig {
+  mode: 'auto' | 'required' | 'off';
+  /** Network inside the sandbox (off unless the user config turns it on). */
+  network: boolean;
+  /** Writable paths besides the workspace (user config only). */
+  writable: string[];
 }
 
 export interface PermissionConfig {
@@ -40,6 +59,9 @@ export interface AgentConfig {
   models: Record<string, string>;
   /** `hooks.post_edit` per file: the user's always run, the project's only once trusted (B.13). */
   postEditHooks: { user: string[]; project: string[] };
+  /** The project file's gated keys apply (the user trusted its exact content). */
+  projectTrusted: boolean;
+  sandbox: SandboxConfig;
 }
 
 export interface AgentFlags {
@@ -64,11 +86,12 @@ export function userDirs(env: NodeJS.ProcessEnv = process.env): { data: string; 
 
 type Raw = Record<string, unknown>;
 
-function readJson(path: string, warnings: string[]): Raw | null {
+function readJson(path: string, warnings: string[]): { raw: Raw; text: string } | null {
   if (!existsSync(path)) return null;
   try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as unknown;
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Raw;
+    const text = readFileSync(path, 'utf8');
+    const v = JSON.parse(text) as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) return { raw: v as Raw, text };
     warnings.push(`ignoring ${path}: the file must hold a JSON object`);
   } catch (e) {
     warnings.push(`ignoring ${path}: ${(e as Error).message}`);
@@ -120,28 +143,105 @@ function providersOf(raw: Raw | null): Record<string, ProviderConfig> {
   return out;
 }
 
+/** A project file asking for what only the user's trust allows. */
+export interface ProjectConfigTrust {
+  /** The project file, absolute. */
+  path: string;
+  /** Trust-store key: `project-config:sha256:<digest of the exact file text>`. */
+  key: string;
+  /** What trusting it changes, one line each. */
+  changes: string[];
+  /** The configuration with the file trusted. */
+  config: AgentConfig;
+}
+
 export interface LoadedConfig {
   config: AgentConfig;
   warnings: string[];
+  /** Set while the project file's gated keys wait for a trust decision (`config` leaves them out). */
+  projectTrust: ProjectConfigTrust | null;
 }
 
-export function loadAgentConfig(cwd: string, flags: AgentFlags = {}, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export const PROJECT_CONFIG_FILE = '.rift.json';
+
+export function projectConfigKey(text: string): string {
+  return `project-config:sha256:${sha256Hex(text)}`;
+}
+
+/** Loads both files; `trusted` answers whether a trust-store key was granted. */
+export function loadAgentConfig(cwd: string, flags: AgentFlags = {}, env: NodeJS.ProcessEnv = process.env, trusted: (key: string) => boolean = () => false): LoadedConfig {
   const warnings: string[] = [];
-  const user = readJson(join(userDirs(env).config, 'config.json'), warnings);
-  const project = readJson(join(cwd, '.rift.json'), warnings);
-  return { config: mergeConfig(user, project, flags, env, warnings), warnings };
+  const user = readJson(join(userDirs(env).config, 'config.json'), warnings)?.raw ?? null;
+  const path = join(cwd, PROJECT_CONFIG_FILE);
+  const file = readJson(path, warnings);
+  const project = file?.raw ?? null;
+  const key = file ? projectConfigKey(file.text) : '';
+  const granted = file !== null && trusted(key);
+  const config = mergeConfig(user, project, flags, env, warnings, granted);
+  if (!file || granted) return { config, warnings, projectTrust: null };
+  const full = mergeConfig(user, project, flags, env, [], true);
+  const changes = gatedChanges(config, full);
+  return { config: changes.length === 0 ? full : config, warnings, projectTrust: changes.length === 0 ? null : { path, key, changes, config: full } };
 }
 
-/** The overlay rules of C.1, separated from I/O so each rule is testable alone. */
-export function mergeConfig(user: Raw | null, project: Raw | null, flags: AgentFlags, env: NodeJS.ProcessEnv, warnings: string[]): AgentConfig {
+/** What the trusted configuration does that the untrusted one does not, one line each. */
+export function gatedChanges(untrusted: AgentConfig, trusted: AgentConfig): string[] {
+  const out: string[] = [];
+  if (trusted.host !== untrusted.host) out.push(`host: ${trusted.host} (instead of ${untrusted.host}) — where the model runs and your prompts and files are sent`);
+  for (const [name, p] of Object.entries(trusted.providers)) {
+    if (name in untrusted.providers) continue;
+    out.push(`provider '${name}': ${p.base_url}${p.api_key_env ? `, sent the API key in $${p.api_key_env}` : ''}`);
+  }
+  if (trusted.model !== untrusted.model) out.push(`model: ${trusted.model} (instead of ${untrusted.model})`);
+  for (const [role, m] of Object.entries(trusted.models)) {
+    if (untrusted.models[role] !== m) out.push(`model role '${role}': ${m}`);
+  }
+  if (trusted.permissions.approve !== untrusted.permissions.approve) out.push('approval: off — the agent edits files and runs commands without asking');
+  for (const h of trusted.postEditHooks.project) out.push(`post_edit hook: ${h} — runs after every edit`);
+  return out;
+}
+
+/** A model address whose prefix names a provider: it leaves the default host. */
+function routesToProvider(model: string, providers: Record<string, ProviderConfig>): boolean {
+  const slash = model.indexOf('/');
+  return slash > 0 && (model.slice(0, slash) in providers || model.slice(0, slash) in BUILTIN_PROVIDERS);
+}
+
+function sandboxOf(raw: Raw | null): Raw {
+  const v = raw?.sandbox;
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : {};
+}
+
+/** The user's sandbox settings; the project may only require it or keep the network off. */
+function mergeSandbox(user: Raw | null, project: Raw | null, warnings: string[]): SandboxConfig {
+  const u = sandboxOf(user);
+  const p = sandboxOf(project);
+  const modes = ['auto', 'required', 'off'] as const;
+  const mode = modes.find((m) => m === u.mode) ?? 'auto';
+  const out: SandboxConfig = { mode, network: u.network === true, writable: strings(u.writable) };
+  if (p.mode === 'required') out.mode = 'required';
+  else if (p.mode !== undefined && p.mode !== out.mode) warnings.push(`project ${PROJECT_CONFIG_FILE} 'sandbox.mode' ${JSON.stringify(p.mode)} ignored — a repository may require the sandbox, never loosen it`);
+  if (p.network === false) out.network = false;
+  else if (p.network !== undefined && p.network !== out.network) warnings.push(`project ${PROJECT_CONFIG_FILE} 'sandbox.network' ignored — network access comes from the user config only`);
+  if (p.writable !== undefined) warnings.push(`project ${PROJECT_CONFIG_FILE} 'sandbox.writable' ignored — it is a user-only key`);
+  return out;
+}
+
+/**
+ * The overlay rules of C.1, separated from I/O so each rule is testable alone. `projectTrusted`
+ * lets the project's gated keys apply: host, providers, a model or role routed to a provider,
+ * `approve: false`, and (in PostEditHooks.fromConfig) its post-edit hooks.
+ */
+export function mergeConfig(user: Raw | null, project: Raw | null, flags: AgentFlags, env: NodeJS.ProcessEnv, warnings: string[], projectTrusted = false): AgentConfig {
   const pick = <T>(f: (r: Raw | null) => T | undefined): T | undefined => f(project) ?? f(user);
 
   const providers = providersOf(user);
-  for (const [name, def] of Object.entries(providersOf(project))) {
+  const projectProviders = providersOf(project);
+  for (const [name, def] of Object.entries(projectProviders)) {
     if (name in providers) {
       warnings.push(`project config redefines provider '${name}'; keeping the user definition (a project must not redirect where API keys are sent)`);
-    } else {
-      // A project may add a provider but never supply where its key comes from.
+    } else if (projectTrusted) {
+      // A literal key in a repository file is never used; the key comes from the user's environment.
       providers[name] = { base_url: def.base_url, kind: def.kind, api_key_env: def.api_key_env };
     }
   }
@@ -153,21 +253,29 @@ export function mergeConfig(user: Raw | null, project: Raw | null, flags: AgentF
   }
   if (pp.bash_wrapper !== undefined) warnings.push("project .rift.json 'bash_wrapper' ignored — it is a user-only key");
   const userApprove = typeof up.approve === 'boolean' ? up.approve : true;
-  const approve = flags.approve === true || pp.approve === true ? true : userApprove;
+  const projectApprove = typeof pp.approve === 'boolean' ? pp.approve : undefined;
+  const approve = flags.approve === true || projectApprove === true ? true : projectTrusted && projectApprove === false ? false : userApprove;
 
   const numCtxFromFiles = pick((r) => num(r?.num_ctx));
   const envCtx = env.RIFT_NUM_CTX ? Number(env.RIFT_NUM_CTX) : undefined;
   const numCtx = flags.numCtx ?? (envCtx && envCtx > 0 ? envCtx : undefined) ?? numCtxFromFiles;
 
+  // Until trusted, the project names a model only when it stays on the default host.
+  const allProviders = { ...projectProviders, ...providers };
+  const projectModel = str(project?.model);
+  const modelFromProject = projectModel !== undefined && (projectTrusted || !routesToProvider(projectModel, allProviders)) ? projectModel : undefined;
+  const roles = { ...rolesOf(user) };
+  for (const [role, m] of Object.entries(rolesOf(project))) if (projectTrusted || !routesToProvider(m, allProviders)) roles[role] = m;
+
   return {
-    host: trimSlash(flags.host ?? str(env.RIFT_HOST) ?? pick((r) => str(r?.host)) ?? DEFAULT_HOST),
-    model: flags.model ?? str(env.RIFT_MODEL) ?? pick((r) => str(r?.model)) ?? DEFAULT_MODEL,
+    host: trimSlash(flags.host ?? str(env.RIFT_HOST) ?? (projectTrusted ? str(project?.host) : undefined) ?? str(user?.host) ?? DEFAULT_HOST),
+    model: flags.model ?? str(env.RIFT_MODEL) ?? modelFromProject ?? str(user?.model) ?? DEFAULT_MODEL,
     numCtx: numCtx ?? DEFAULT_NUM_CTX,
     numCtxExplicit: numCtx !== undefined,
     temperature: flags.temperature ?? pick((r) => num(r?.temperature)) ?? DEFAULT_TEMPERATURE,
     maxIterations: flags.maxIterations ?? pick((r) => num(r?.max_iterations)) ?? DEFAULT_MAX_ITERATIONS,
     providers,
-    models: { ...rolesOf(user), ...rolesOf(project) },
+    models: roles,
     permissions: {
       approve,
       allow: [...strings(up.allow), ...bashRules(up.bash_allow)],
@@ -176,6 +284,8 @@ export function mergeConfig(user: Raw | null, project: Raw | null, flags: AgentF
       bash_wrapper: str(up.bash_wrapper),
     },
     postEditHooks: { user: postEditOf(user), project: postEditOf(project) },
+    projectTrusted,
+    sandbox: mergeSandbox(user, project, warnings),
   };
 }
 

@@ -4,6 +4,7 @@ import {
 } from '../session/compaction.ts';
 import type { Gate } from '../policy/gate.ts';
 import type { PostEditHooks } from '../policy/hooks.ts';
+import type { Sandbox } from '../policy/sandbox.ts';
 import { ProviderError } from '../providers/http.ts';
 import { recoverTextualToolCalls, stripTemplateTokens } from './recovery.ts';
 import type { AgentConfig } from '../base/config.ts';
@@ -71,6 +72,8 @@ export interface AgentOptions {
   /** Headless: nudge and greedy retry on, ask_user answered by best judgment. */
   alwaysTask?: boolean;
   bashWrapper?: string;
+  /** The OS sandbox for bash commands; sub-agents share it. */
+  sandbox?: Sandbox;
   /** Post-edit hooks (B.13): a live list the front end may extend mid-session; sub-agents share it. */
   hooks?: PostEditHooks;
   /** Autosave target; null disables saving (benchmarks). */
@@ -493,6 +496,7 @@ class Turn {
       code: a.opts.code ?? {},
       canAskUser: !a.opts.alwaysTask && a.opts.gate.interactive,
       bashWrapper: a.opts.bashWrapper,
+      sandbox: a.opts.sandbox,
       hooks: a.opts.hooks,
     };
     try {

@@ -3,6 +3,7 @@ import { loadAgentConfig, userDirs, type AgentConfig, type AgentFlags } from '..
 import type { Approval } from '../policy/approval.ts';
 import type { Gate } from '../policy/gate.ts';
 import { PostEditHooks } from '../policy/hooks.ts';
+import { Sandbox } from '../policy/sandbox.ts';
 import { TrustStore } from '../policy/trust.ts';
 import { buildRoute, preflight, type Route } from '../providers/routing.ts';
 import { log } from '../../core/log.ts';
@@ -10,6 +11,8 @@ import type { CodeServices } from '../tools/context.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { discoverPersonas, rolesAndPersonasSection, type Persona } from '../extensions/personas.ts';
 import { discoverPlugins, pluginTool, type Plugin } from '../extensions/plugins.ts';
+import { trustRequests, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
+import { hooksKey } from '../../services/change-service.ts';
 import { compareNames, discoverSkills, skillsSection, skillTool, type Skill } from '../extensions/skills.ts';
 import { Agent } from './agent.ts';
 import { systemPrompt } from './prompt.ts';
@@ -19,8 +22,11 @@ import { WorkspaceCode } from './workspace-code.ts';
 
 // One assembly of the agent for every front end (`-p`, `--serve`, and later the TUI and ACP):
 // configuration, the model route and its preflight, the session, approval, extensions (skills,
-// plugins, personas, sub-agents), post-edit hooks, and the code tools once the engine opens.
-// Front ends differ only in their gate, their approval default and how they word a failure.
+// plugins, personas, sub-agents), post-edit hooks, the bash sandbox, and the code tools once the
+// engine opens. Front ends differ only in their gate, their approval default and how they word a
+// failure. Everything the repository asks to be trusted with (its `.rift.json` gated keys,
+// `rift.toml` hooks, plugins) stays off until a front end asks the user (`trustRequests`, then
+// `trust`); headless runs never ask, so those stay off with a note.
 
 export interface AssemblyOptions {
   cwd: string;
@@ -38,6 +44,19 @@ export interface AssemblyOptions {
   note: (text: string) => void;
 }
 
+/** What trusting a request changed, for the front end to show. */
+export interface TrustOutcome {
+  info: string;
+  /** Persisting the decision failed (the trust still holds for this session). */
+  persistError?: string;
+  /** The approval mode the trusted project config set. */
+  approve?: boolean;
+  /** The model the trusted project config switched to. */
+  model?: { address: string; numCtx: number; note: string };
+  /** Why switching to the trusted config's model failed (the previous model stays). */
+  modelError?: string;
+}
+
 /** Why the configured model cannot serve a turn: its address did not route, or preflight failed. */
 export interface Unusable {
   stage: 'route' | 'preflight';
@@ -49,27 +68,33 @@ export class AgentAssembly {
 
   private constructor(
     readonly agent: Agent,
+    /** Live: trusting the project config updates it in place. */
     readonly config: AgentConfig,
     readonly route: Route,
     readonly unusable: Unusable | null,
     readonly session: OpenedSession,
     readonly approval: Approval,
-    readonly trust: TrustStore,
+    readonly trustStore: TrustStore,
     readonly hooks: PostEditHooks,
     readonly skills: readonly Skill[],
     readonly plugins: readonly Plugin[],
-    /** Project plugins that run commands and wait for the user's trust decision. */
-    readonly untrusted: readonly Plugin[],
+    /** What the repository waits to be trusted with, in the order to ask. */
+    readonly trustRequests: readonly TrustRequest[],
     readonly personas: readonly Persona[],
+    readonly sandbox: Sandbox,
     /** Filled when the code engine opens; the agent's code tools read it live. */
     private readonly code: CodeServices,
+    private readonly note: (text: string) => void,
+    /** The approval mode was given by the front end, so a trusted config does not change it. */
+    private readonly approveFixed: boolean,
     private readonly version: string,
   ) {}
 
   static async create(opts: AssemblyOptions): Promise<AgentAssembly> {
     const { cwd, note } = opts;
     const warn = (w: string) => note(`warning: ${w}`);
-    const { config, warnings } = loadAgentConfig(cwd, opts.flags);
+    const trust = TrustStore.user();
+    const { config, warnings, projectTrust } = loadAgentConfig(cwd, opts.flags, process.env, (key) => trust.has(key));
     for (const w of warnings) warn(w);
 
     let route: Route;
@@ -100,18 +125,18 @@ export class AgentAssembly {
     const found = discoverSkills([join(cwd, '.rift', 'skills'), join(userDirs().config, 'skills')]);
     const { plugins, warnings: pluginWarnings } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs().config, 'plugins'));
     for (const w of pluginWarnings) warn(w);
-    const trust = TrustStore.user();
     const names = new Set(found.map((s) => s.name));
     const skills = [
       ...found,
       ...plugins.flatMap((p) => p.commands.filter((c) => !names.has(c.name)).map((c) => ({ name: c.name, description: c.description, path: '', template: c.prompt }))),
     ].sort(compareNames);
     if (skills.length > 0) note(`skills: ${skills.map((s) => s.name).join(', ')}`);
-    // A project plugin that runs commands (tools or post-edit hooks) waits for a trust decision.
-    const untrusted = plugins.filter((p) => p.scope === 'project' && (p.tools.length > 0 || p.hooks.length > 0) && !trust.has(p.key));
-    for (const p of untrusted) {
-      if (p.tools.length > 0) note(`plugin '${p.name}': tools not registered (manifest not trusted yet) — approve the startup prompt (TUI) or the trust question (serve consumers) to enable them`);
-    }
+    // The project config, rift.toml hooks and plugins that run commands wait for a trust decision.
+    const requests = trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), plugins, trust });
+    for (const r of requests) if (r.startupNote !== '') note(r.startupNote);
+    const untrusted = new Set(requests.flatMap((r) => (r.subject.kind === 'plugin' ? [r.subject.plugin] : [])));
+    const sandbox = Sandbox.create(config.sandbox, cwd, [userDirs().config, userDirs().data]);
+    note(sandbox.describe());
     // Post-edit hooks (B.13): config hooks (project ones only if trusted), then those of every
     // user plugin and trusted project plugin. Trusting a plugin later adds its hooks live.
     const hooks = PostEditHooks.fromConfig(config, trust, note);
@@ -143,14 +168,15 @@ export class AgentAssembly {
       code,
       alwaysTask: opts.alwaysTask,
       bashWrapper: config.permissions.bash_wrapper,
+      sandbox,
       hooks,
       sessionPath: session.path,
       messages: session.messages,
     });
     if (skills.length > 0) agent.registry.register(skillTool(skills));
     agent.registry.register(agentTool(() => agent, config, personas));
-    const assembly = new AgentAssembly(agent, config, route, unusable, session, approval, trust, hooks, skills, plugins, untrusted, personas, code, opts.version);
-    for (const p of plugins) if (!untrusted.includes(p)) assembly.registerTools(p);
+    const assembly = new AgentAssembly(agent, config, route, unusable, session, approval, trust, hooks, skills, plugins, requests, personas, sandbox, code, note, opts.approve !== undefined, opts.version);
+    for (const p of plugins) if (!untrusted.has(p)) assembly.registerTools(p);
     return assembly;
   }
 
@@ -159,17 +185,76 @@ export class AgentAssembly {
     return p.tools.map((t) => t.name);
   }
 
-  /** The user trusted a project plugin: its tools and hooks join the live session, and the decision persists. */
-  trustPlugin(p: Plugin): { tools: string[]; persistError?: string } {
-    const tools = this.registerTools(p);
-    for (const h of p.hooks) this.hooks.add(h);
-    try {
-      this.trust.add(p.key);
-      for (const h of p.hooks) this.trust.add(h);
-      return { tools };
-    } catch (e) {
-      return { tools, persistError: (e as Error).message };
+  /**
+   * The user answered `trust`: the decision persists (per content) and takes effect in this
+   * session — a plugin's tools and hooks register, rift.toml hooks run with the next change, and
+   * a project config's host, providers, model, approval mode and hooks apply (the model is
+   * switched and checked; call this between turns).
+   */
+  async trust(req: TrustRequest): Promise<TrustOutcome> {
+    let persistError: string | undefined;
+    const persist = () => {
+      try {
+        for (const k of req.keys) this.trustStore.add(k);
+      } catch (e) {
+        persistError = (e as Error).message;
+      }
+    };
+    const s = req.subject;
+    if (s.kind === 'plugin') {
+      const p = s.plugin;
+      const tools = this.registerTools(p);
+      for (const h of p.hooks) this.hooks.add(h);
+      persist();
+      const parts = [...(tools.length > 0 ? [`tools registered: ${tools.join(', ')}`] : []), ...(p.hooks.length > 0 ? [`post-edit hooks active: ${p.hooks.join(', ')}`] : [])];
+      return { info: `plugin '${p.name}' trusted — ${parts.join('; ')}`, persistError };
     }
+    persist();
+    if (s.kind === 'workspace-hooks') {
+      // Every change asks `trustedHooks` again, so nothing else to do.
+      if (persistError) this.sessionTrust.add(s.key);
+      return { info: `rift.toml hooks trusted — they run after the agent's edits: ${s.hooks.map((h) => h.id).join(', ')}`, persistError };
+    }
+    const next = s.config.config;
+    const previous = { ...this.config };
+    Object.assign(this.config, next);
+    for (const h of next.postEditHooks.project) this.hooks.add(h);
+    const out: TrustOutcome = { info: `project config '${s.config.path}' trusted — applied: ${s.config.changes.join('; ')}`, persistError };
+    if (!this.approveFixed && next.permissions.approve !== this.approval.approve) {
+      this.approval.approve = next.permissions.approve;
+      out.approve = next.permissions.approve;
+    }
+    if (next.host !== previous.host || next.model !== previous.model || JSON.stringify(next.providers) !== JSON.stringify(previous.providers)) {
+      try {
+        const note = await this.agent.switchModel(next.model, next, next.numCtxExplicit);
+        out.model = { address: this.agent.route.address, numCtx: this.agent.numCtx, note: note.trim() };
+      } catch (e) {
+        out.modelError = (e as Error).message;
+      }
+    }
+    return out;
+  }
+
+  /** Trust granted this session when persisting it failed (the rift.toml hook gate consults it too). */
+  private readonly sessionTrust = new Set<string>();
+  /** rift.toml hook lists already reported as skipped (once each). */
+  private readonly skippedHooks = new Set<string>();
+
+  /**
+   * The key of the workspace's rift.toml hooks when the user trusts them, else `''`: every change
+   * the agent makes carries it, so the engine (here or in the workspace server) runs exactly the
+   * trusted hooks, and none of a list that is untrusted or changed since.
+   */
+  private trustedHooks(root: string): string {
+    const hooks = workspaceHooks(root);
+    if (hooks.length === 0) return '';
+    const key = hooksKey(hooks);
+    if (this.sessionTrust.has(key) || this.trustStore.has(key)) return key;
+    if (!this.skippedHooks.has(key)) {
+      this.skippedHooks.add(key);
+      this.note(`rift.toml hooks skipped after the agent's edit (not trusted): ${hooks.map((h) => h.id).join(', ')}`);
+    }
+    return '';
   }
 
   /**
@@ -180,7 +265,8 @@ export class AgentAssembly {
   async openCode(cwd: string): Promise<void> {
     try {
       const { canonicalRoot } = await import('../../services/engine.ts');
-      const workspace = await WorkspaceCode.open(canonicalRoot(cwd), this.version);
+      const root = canonicalRoot(cwd);
+      const workspace = await WorkspaceCode.open(root, this.version, () => ({ trustedHooks: this.trustedHooks(root) }));
       this.workspace = workspace;
       this.code.read = workspace.read;
       this.code.search = workspace.search;

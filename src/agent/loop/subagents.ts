@@ -97,6 +97,7 @@ export function agentTool(parent: () => Agent, config: AgentConfig, personas: re
           // One task registry for the session: ids, the 8-task cap and task events are shared.
           tasks: ctx.tasks,
           bashWrapper: ctx.bashWrapper,
+          sandbox: ctx.sandbox,
           hooks: ctx.hooks,
           sessionPath: null,
         });

@@ -3,6 +3,7 @@ import { changeOutcomeUnknown } from '../../mcp/errors.ts';
 import { connectRemote, failureKind } from '../../mcp/remote.ts';
 import { findServer } from '../../mcp/workspace-server.ts';
 import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
+import type { ChangeOptions } from '../../services/change-service.ts';
 import type { Engine } from '../../services/engine.ts';
 
 // The agent's code services for one workspace: the workspace's `rift server` when one runs
@@ -46,12 +47,14 @@ export class WorkspaceCode {
     private readonly root: string,
     private readonly version: string,
     first: Backend,
+    /** Options every change carries (which rift.toml hooks the user trusts), asked at each call. */
+    private readonly changeOptions: () => ChangeOptions,
   ) {
     this.backend = Promise.resolve(first);
   }
 
-  static async open(root: string, version: string): Promise<WorkspaceCode> {
-    return new WorkspaceCode(root, version, await openBackend(root, version, true));
+  static async open(root: string, version: string, changeOptions: () => ChangeOptions = () => ({})): Promise<WorkspaceCode> {
+    return new WorkspaceCode(root, version, await openBackend(root, version, true), changeOptions);
   }
 
   /** Whether the current answers come from the workspace server. */
@@ -87,14 +90,14 @@ export class WorkspaceCode {
   };
 
   readonly change: ChangeApi = {
-    replaceSymbol: (input) => this.run('change', (b) => b.change.replaceSymbol(input)),
-    insertSymbol: (input) => this.run('change', (b) => b.change.insertSymbol(input)),
-    removeSymbol: (input) => this.run('change', (b) => b.change.removeSymbol(input)),
-    replaceNode: (input) => this.run('change', (b) => b.change.replaceNode(input)),
-    insertNode: (input) => this.run('change', (b) => b.change.insertNode(input)),
-    removeNode: (input) => this.run('change', (b) => b.change.removeNode(input)),
-    patch: (input) => this.run('change', (b) => b.change.patch(input)),
-    moveFile: (input) => this.run('change', (b) => b.change.moveFile(input)),
+    replaceSymbol: (input, options) => this.run('change', (b) => b.change.replaceSymbol(input, { ...options, ...this.changeOptions() })),
+    insertSymbol: (input, options) => this.run('change', (b) => b.change.insertSymbol(input, { ...options, ...this.changeOptions() })),
+    removeSymbol: (input, options) => this.run('change', (b) => b.change.removeSymbol(input, { ...options, ...this.changeOptions() })),
+    replaceNode: (input, options) => this.run('change', (b) => b.change.replaceNode(input, { ...options, ...this.changeOptions() })),
+    insertNode: (input, options) => this.run('change', (b) => b.change.insertNode(input, { ...options, ...this.changeOptions() })),
+    removeNode: (input, options) => this.run('change', (b) => b.change.removeNode(input, { ...options, ...this.changeOptions() })),
+    patch: (input, options) => this.run('change', (b) => b.change.patch(input, { ...options, ...this.changeOptions() })),
+    moveFile: (input, options) => this.run('change', (b) => b.change.moveFile(input, { ...options, ...this.changeOptions() })),
   };
 
   async close(): Promise<void> {

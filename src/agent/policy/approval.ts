@@ -1,6 +1,7 @@
 import { previewDiff, diffSegments } from './diff.ts';
 import type { Gate } from './gate.ts';
 import { PermissionRules, builtinBashDenied, suggestBashPattern, suggestEditRule } from './permissions.ts';
+import { analyzeShell, initShell } from './shell.ts';
 import { ToolError } from '../base/tool.ts';
 
 // The approval model (reference A.8): built-in bash deny list, then user rules
@@ -134,30 +135,43 @@ export class Approval {
     if (!forced && answer === grant) for (const k of kinds) this.grants.add(k);
   }
 
+  /**
+   * The built-in list, then the rules over every program the command runs, then what the shell
+   * grammar could not settle: that is asked about once (never granted for the session), or
+   * refused when approval is off or nobody can answer.
+   */
   async authorizeBash(gate: Gate, command: string, signal: AbortSignal): Promise<void> {
-    if (builtinBashDenied(command)) throw new ToolError(`command blocked by permission policy: ${command}`);
-    const verdict = this.rules.verdict('bash', command);
+    await initShell();
+    const analysis = analyzeShell(command, { cwd: this.cwd, env: this.rules.env });
+    if (builtinBashDenied(analysis, this.cwd, this.rules.env)) throw new ToolError(`command blocked by permission policy: ${command}`);
+    const verdict = this.rules.bashVerdict(analysis);
     if (verdict.kind === 'deny') throw new ToolError(`this bash command was blocked by permission rule '${verdict.rule}'`);
+    const unsure = analysis.undecidable[0];
     const forced = verdict.kind === 'ask' ? verdict.rule : null;
     if (forced && !gate.interactive) throw this.noUser('bash', forced);
+    if (unsure !== undefined) {
+      if (!this.approve) {
+        throw new ToolError(`this bash command cannot be checked before it runs (${unsure}), and approval is off, so it was refused. Write it as plain commands the permission rules can read, or turn approval on to be asked.`);
+      }
+      if (!gate.interactive) throw new ToolError(`this bash command cannot be checked before it runs (${unsure}) and no user is attached to approve it`);
+    }
     if (!this.approve) return;
-    if (verdict.kind === 'allow') return;
-    if (!forced && this.allBash) return;
+    if (unsure === undefined && verdict.kind === 'allow') return;
+    if (unsure === undefined && !forced && this.allBash) return;
     if (!gate.interactive) throw this.noUser('bash', 'approval mode');
 
     const pattern = suggestBashPattern(command);
-    const choices = forced ? ['allow once', 'deny'] : ['allow once', `always allow '${pattern}'`, 'allow all bash this session', 'deny'];
+    const strict = forced !== null || unsure !== undefined;
+    const choices = strict ? ['allow once', 'deny'] : ['allow once', `always allow '${pattern}'`, 'allow all bash this session', 'deny'];
     const head = command.length > 120 ? command.slice(0, 120) : command;
-    const answer = await gate.ask(
-      { question: forced ? `Allow bash ('${forced}'): ${head}` : `Allow bash: ${head}`, detail: [], choices },
-      signal,
-    );
+    const why = forced ? ` ('${forced}')` : unsure !== undefined ? ` (cannot be checked before it runs: ${unsure})` : '';
+    const answer = await gate.ask({ question: `Allow bash${why}: ${head}`, detail: [], choices }, signal);
     if (answer === null || !choices.includes(answer) || answer === 'deny') throw denied('bash');
-    if (!forced && answer === choices[1]) {
+    if (!strict && answer === choices[1]) {
       const rule = `Bash(${pattern})`;
       this.rules.addAllow(rule);
       this.persistAllow(rule);
     }
-    if (!forced && answer === choices[2]) this.allBash = true;
+    if (!strict && answer === choices[2]) this.allBash = true;
   }
 }

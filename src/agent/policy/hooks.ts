@@ -41,13 +41,14 @@ export class PostEditHooks {
   }
 
   /**
-   * The config's hooks (B.13, C.1): the user's always; a project hook only when its exact
-   * command string is in the trust store. Skipped ones are reported through `note` (stderr).
+   * The config's hooks (B.13, C.1): the user's always; a project hook once the project file is
+   * trusted, or when its exact command string is in the trust store. Skipped ones are reported
+   * through `note` (stderr).
    */
-  static fromConfig(config: Pick<AgentConfig, 'postEditHooks'>, trust: TrustStore, note: (text: string) => void): PostEditHooks {
+  static fromConfig(config: Pick<AgentConfig, 'postEditHooks' | 'projectTrusted'>, trust: TrustStore, note: (text: string) => void): PostEditHooks {
     const hooks = new PostEditHooks(config.postEditHooks.user);
     for (const command of config.postEditHooks.project) {
-      if (trust.has(command)) hooks.add(command);
+      if (config.projectTrusted || trust.has(command)) hooks.add(command);
       else note(`project post_edit hook skipped (not trusted): ${command} — add the exact command to ${trust.path} to run it`);
     }
     return hooks;

@@ -1,28 +1,22 @@
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
+import { programNames, type ProgramUse, type ShellAnalysis } from './shell.ts';
 
-// Permission rules (reference A.8 layers 1–2, C.4): the built-in bash deny list matched per
-// command segment, and user rules `Tool(pattern)` with precedence deny > ask > allow.
+// Permission rules (reference A.8 layers 1–2, C.4): the built-in bash deny list and user rules
+// `Tool(pattern)` with precedence deny > ask > allow. Bash rules match every program a command
+// runs (shell.ts reads it with the shell grammar) under each of its names — as written, its
+// basename, its absolute path and its real path. Path rules match the path and the file it
+// really is (symlinks resolved). A deny or ask holds when any name or path matches; an allow
+// only when every one does.
 
 /** Always enforced, whatever the approval mode or rules say. `*` crosses `/` here. */
 export const BUILTIN_BASH_DENY: readonly string[] = [
-  'sudo', 'sudo *', 'rm -rf /', 'rm -rf /*', 'rm -fr /', 'rm -fr /*', 'shutdown*', 'reboot*', 'halt*', 'poweroff*',
+  'sudo', 'sudo *', 'su', 'su *', 'doas', 'doas *', 'pkexec', 'pkexec *', 'run0', 'run0 *',
+  'rm -rf /', 'rm -rf /*', 'rm -fr /', 'rm -fr /*', 'shutdown*', 'reboot*', 'halt*', 'poweroff*',
   'mkfs*', 'dd if=*of=/dev/*', ':(){*', 'chmod -R 777 /*', 'chown -R * /',
 ];
-
-/**
- * The command's segments as the deny check sees them: shell expansions that hide a space are
- * replaced by one, the text is split on every separator an attacker could hide a command behind
- * (`& | ; newline ( ) backtick $`), and each piece is whitespace-normalized.
- */
-export function bashSegments(command: string): string[] {
-  const flat = command.replace(/\$\{IFS\}|\$IFS|\$@|\$\*/g, ' ');
-  return flat
-    .split(/[&|;\n()`$]/)
-    .map((s) => s.trim().replace(/\s+/g, ' '))
-    .filter((s) => s.length > 0);
-}
 
 /** A flat glob (`*` matches anything, `/` included); a pattern ending in ` *` also matches its bare prefix. */
 export function flatGlobMatch(pattern: string, text: string): boolean {
@@ -35,12 +29,49 @@ function escapeRe(s: string): string {
   return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The built-in deny rule a command hits, per segment and on the whole normalized text. */
-export function builtinBashDenied(command: string): string | null {
-  const whole = command.replace(/\$\{IFS\}|\$IFS/g, ' ').trim().replace(/\s+/g, ' ');
-  for (const candidate of [...bashSegments(command), whole]) {
-    for (const rule of BUILTIN_BASH_DENY) if (flatGlobMatch(rule, candidate)) return rule;
+const pathMatchers = new Map<string, (path: string) => boolean>();
+
+/** A path glob: `*` stays within one directory, `**` crosses; dot files match. The one place path rules are globbed. */
+export function pathGlobMatch(pattern: string, path: string): boolean {
+  let test = pathMatchers.get(pattern);
+  if (!test) {
+    test = picomatch(pattern, { dot: true });
+    pathMatchers.set(pattern, test);
   }
+  return test(path);
+}
+
+/** `<name> <args>` for each name, with and without the assignments written before it. */
+function useTexts(use: ProgramUse, names: readonly string[]): string[] {
+  const tail = use.args.length > 0 ? ` ${use.args.join(' ')}` : '';
+  const texts = names.map((n) => `${n}${tail}`);
+  if (use.assigns.length > 0) texts.push(...names.map((n) => `${use.assigns.join(' ')} ${n}${tail}`));
+  return texts;
+}
+
+/** rm's flags folded (`rm -r -f /`, `rm --recursive --force /`) into the `rm -rf <target>` form the list names. */
+function rmForms(use: ProgramUse): string[] {
+  if (basename(use.program) !== 'rm') return [];
+  const flags = new Set<string>();
+  const targets: string[] = [];
+  for (const a of use.args) {
+    if (a === '--recursive') flags.add('r');
+    else if (a === '--force') flags.add('f');
+    else if (/^-[a-zA-Z]+$/.test(a)) for (const c of a.slice(1)) flags.add(c.toLowerCase());
+    else if (!a.startsWith('--')) targets.push(a.replace(/\/+$/, '') || '/');
+  }
+  return flags.has('r') && flags.has('f') ? targets.map((t) => `rm -rf ${t.replace(/^\/+/, '/')}`) : [];
+}
+
+/** The built-in rule a command hits: any program it runs, under any of its names, or the fork-bomb shape. */
+export function builtinBashDenied(a: ShellAnalysis, cwd: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (a.recursiveFunction) return ':(){*';
+  const whole = a.command.trim().replace(/\s+/g, ' ');
+  for (const use of a.uses) {
+    const texts = [...useTexts(use, programNames(use.program, cwd, env).all), ...rmForms(use)];
+    for (const rule of BUILTIN_BASH_DENY) if (texts.some((t) => flatGlobMatch(rule, t))) return rule;
+  }
+  for (const rule of BUILTIN_BASH_DENY) if (flatGlobMatch(rule, whole)) return rule;
   return null;
 }
 
@@ -91,12 +122,12 @@ export class PermissionRules {
   readonly ask: Rule[];
   allow: Rule[];
   readonly malformed: string[] = [];
-  /** Compiled path globs: grep and glob consult deny for every entry they walk. */
-  private readonly matchers = new Map<string, (path: string) => boolean>();
 
   constructor(
     lists: { allow: readonly string[]; ask: readonly string[]; deny: readonly string[] },
-    private readonly cwd: string,
+    readonly cwd: string,
+    /** PATH finds a bare program's file; HOME expands `~/` in path rules. */
+    readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     const parse = (xs: readonly string[]) =>
       xs.flatMap((raw) => {
@@ -114,61 +145,99 @@ export class PermissionRules {
     if (r && !this.allow.some((a) => a.raw === r.raw)) this.allow.push(r);
   }
 
-  /** deny > ask > allow. Bash allow needs every segment covered; deny and ask need any one. */
+  /** A path tool's action: deny > ask > allow, each against the path and the file it resolves to. */
   verdict(tool: string, target: string): Verdict {
-    const d = this.first(this.deny, tool, target, 'any');
+    const paths = this.pathForms(target);
+    const d = this.firstPath(this.deny, tool, paths, 'any');
     if (d) return { kind: 'deny', rule: d };
-    const a = this.first(this.ask, tool, target, 'any');
+    const a = this.firstPath(this.ask, tool, paths, 'any');
     if (a) return { kind: 'ask', rule: a };
-    const ok = this.first(this.allow, tool, target, 'every');
+    const ok = this.firstPath(this.allow, tool, paths, 'every');
     if (ok) return { kind: 'allow', rule: ok };
     return { kind: 'none' };
   }
 
   /** Read-side tools consult deny only. */
   denied(tool: string, target: string): string | null {
-    return this.first(this.deny, tool, target, 'any');
+    return this.firstPath(this.deny, tool, this.pathForms(target), 'any');
   }
 
-  private first(rules: readonly Rule[], tool: string, target: string, mode: 'any' | 'every'): string | null {
-    const applicable = rules.filter((r) => ruleCovers(r.tool, tool));
-    if (applicable.length === 0) return null;
-    if (tool === 'bash') {
-      const segments = bashSegments(target);
-      if (mode === 'any') {
-        for (const r of applicable) {
-          if (r.pattern === null || segments.some((s) => flatGlobMatch(r.pattern!, s)) || flatGlobMatch(r.pattern, target.trim())) return r.raw;
-        }
-        return null;
+  /**
+   * A bash command: deny and ask hold when any program it runs matches under any of its names
+   * (or the whole text does); allow needs every program it runs (wrappers that only start the
+   * next one aside) to match as written or at its absolute path, and nothing left undecided.
+   */
+  bashVerdict(a: ShellAnalysis): Verdict {
+    const named = a.uses.map((use) => ({ use, names: programNames(use.program, this.cwd, this.env) }));
+    const whole = a.command.trim().replace(/\s+/g, ' ');
+    const matchAny = (rules: readonly Rule[]): string | null => {
+      for (const r of rules.filter((x) => x.tool === 'bash')) {
+        if (r.pattern === null || flatGlobMatch(r.pattern, whole)) return r.raw;
+        if (named.some(({ use, names }) => useTexts(use, names.all).some((t) => flatGlobMatch(r.pattern!, t)))) return r.raw;
       }
-      // Every segment must be covered by some allow rule (`git status && curl evil` still prompts).
-      let used: string | null = null;
-      for (const s of segments) {
-        const r = applicable.find((x) => x.pattern === null || flatGlobMatch(x.pattern, s));
-        if (!r) return null;
-        used ??= r.raw;
-      }
-      return used;
+      return null;
+    };
+    const d = matchAny(this.deny);
+    if (d) return { kind: 'deny', rule: d };
+    const k = matchAny(this.ask);
+    if (k) return { kind: 'ask', rule: k };
+    const allow = this.allow.filter((x) => x.tool === 'bash');
+    const bare = allow.find((r) => r.pattern === null);
+    if (bare && a.undecidable.length === 0) return { kind: 'allow', rule: bare.raw };
+    const decisive = named.filter(({ use }) => !use.transparent);
+    if (a.undecidable.length > 0 || decisive.length === 0) return { kind: 'none' };
+    let used: string | null = null;
+    for (const { use, names } of decisive) {
+      // A path program (`./ls`) is allowed only by a rule naming that path, never by its basename.
+      const own = [names.written, ...(names.absolute && names.absolute !== names.written ? [names.absolute] : [])];
+      const texts = useTexts(use, own);
+      const r = allow.find((x) => texts.some((t) => flatGlobMatch(x.pattern!, t)));
+      if (!r) return { kind: 'none' };
+      used ??= r.raw;
     }
-    for (const r of applicable) {
-      if (r.pattern === null || this.pathMatches(r.pattern, target)) return r.raw;
+    return used ? { kind: 'allow', rule: used } : { kind: 'none' };
+  }
+
+  private firstPath(rules: readonly Rule[], tool: string, paths: readonly string[], mode: 'any' | 'every'): string | null {
+    for (const r of rules) {
+      if (!ruleCovers(r.tool, tool)) continue;
+      if (r.pattern === null) return r.raw;
+      const hit = mode === 'any' ? paths.some((p) => this.pathMatches(r.pattern!, p)) : paths.every((p) => this.pathMatches(r.pattern!, p));
+      if (hit) return r.raw;
     }
     return null;
   }
 
-  /** Path globs: `*` within one directory, `**` across; the cwd-relative and the absolute path are both tried. */
-  private pathMatches(pattern: string, target: string): boolean {
-    const expanded = pattern.startsWith('~/') ? resolve(homedir(), pattern.slice(2)) : pattern;
-    const abs = isAbsolute(target) ? target : resolve(this.cwd, target);
+  /** The absolute path as named, and the file it is: symlinks resolved along the deepest part that exists. */
+  private pathForms(target: string): string[] {
+    const abs = isAbsolute(target) ? resolve(target) : resolve(this.cwd, target);
+    const real = realTarget(abs);
+    return real === abs ? [abs] : [abs, real];
+  }
+
+  /** Path globs: the cwd-relative and the absolute path are both tried. */
+  private pathMatches(pattern: string, abs: string): boolean {
+    const home = this.env.HOME ?? homedir();
+    const expanded = pattern.startsWith('~/') ? resolve(home, pattern.slice(2)) : pattern;
+    if (pathGlobMatch(expanded, abs)) return true;
     const rel = relative(this.cwd, abs).split(sep).join('/');
-    let test = this.matchers.get(expanded);
-    if (!test) {
-      test = picomatch(expanded, { dot: true });
-      this.matchers.set(expanded, test);
+    return !rel.startsWith('..') && rel !== '' && !isAbsolute(rel) && pathGlobMatch(expanded, rel);
+  }
+}
+
+/** `abs` with every symlink resolved; a part that does not exist yet is kept as named below the deepest real ancestor. */
+function realTarget(abs: string): string {
+  let head = abs;
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      return tail.length === 0 ? realpathSync.native(head) : join(realpathSync.native(head), ...tail.reverse());
+    } catch {
+      const parent = dirname(head);
+      if (parent === head) return abs;
+      tail.push(basename(head));
+      head = parent;
     }
-    if (test(abs)) return true;
-    if (!rel.startsWith('..') && rel !== '' && test(rel)) return true;
-    return false;
   }
 }
 

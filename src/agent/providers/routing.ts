@@ -1,14 +1,10 @@
-import type { AgentConfig, ProviderConfig } from '../base/config.ts';
+import { BUILTIN_PROVIDERS, type AgentConfig } from '../base/config.ts';
 import { ProviderError, defaultHttpOptions, type HttpOptions } from './http.ts';
 import { OllamaProvider } from './ollama.ts';
 import { OpenAIProvider } from './openai.ts';
 import type { Provider } from '../base/types.ts';
 
 // Model addressing (reference C.3) and the startup preflight (A.15 / B.7 num_ctx rules).
-
-const BUILTIN: Record<string, ProviderConfig> = {
-  openai: { base_url: 'https://api.openai.com/v1', kind: 'openai', api_key_env: 'OPENAI_API_KEY' },
-};
 
 /** Context a routed model may adopt when the server reports a larger window (A.15). */
 export const ADOPT_CTX_MAX = 131072;
@@ -32,7 +28,7 @@ export function buildRoute(address: string, cfg: Pick<AgentConfig, 'host' | 'pro
   const slash = address.indexOf('/');
   if (slash > 0) {
     const prefix = address.slice(0, slash);
-    const def = cfg.providers[prefix] ?? BUILTIN[prefix];
+    const def = cfg.providers[prefix] ?? BUILTIN_PROVIDERS[prefix];
     if (def) {
       if (def.kind === 'anthropic') {
         throw new ProviderError('protocol', `provider '${prefix}' is of kind anthropic, which this build does not speak — use an OpenAI-compatible endpoint for it`);

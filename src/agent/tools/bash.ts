@@ -4,7 +4,8 @@ import type { ToolContext } from './context.ts';
 
 // bash (reference B.2): sh -c in its own process group with stdin closed; the whole group is
 // killed on timeout or cancel. Output is middle-truncated so both the command's start and its
-// final errors survive.
+// final errors survive. The permission check reads the command first (policy/shell.ts); the
+// command then runs inside the OS sandbox where there is one (policy/sandbox.ts).
 
 export const BASH_TIMEOUT_DEFAULT_S = 60;
 export const BASH_TIMEOUT_MAX_S = 300;
@@ -50,8 +51,11 @@ export const bashTool: Tool<ToolContext> = {
     if (command.trim() === '') throw new ToolError('bash needs a non-empty command');
     const requested = optInt(args, 'timeout_secs', 'bash');
     const background = optBool(args, 'run_in_background', 'bash') ?? false;
+    const unsandboxed = ctx.sandbox?.refusal();
+    if (unsandboxed) throw new ToolError(unsandboxed);
     await ctx.approval.authorizeBash(ctx.gate, command, ctx.signal);
-    const argv = wrapCommand(ctx.bashWrapper, command, ctx.cwd);
+    const shell = wrapCommand(ctx.bashWrapper, command, ctx.cwd);
+    const argv = ctx.sandbox ? ctx.sandbox.wrap(shell, ctx.cwd) : shell;
     if (background) {
       try {
         const { id, pid } = ctx.tasks.start(command, argv, ctx.cwd);

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Approval } from '../policy/approval.ts';
 import type { Gate } from '../policy/gate.ts';
 import type { PostEditHooks } from '../policy/hooks.ts';
+import type { Sandbox } from '../policy/sandbox.ts';
 import type { BackgroundTasks } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { UndoJournal } from '../session/undo.ts';
@@ -37,6 +38,8 @@ export interface ToolContext {
   /** Headless runs cannot ask; ask_user is answered "use your best judgment". */
   canAskUser: boolean;
   bashWrapper?: string;
+  /** The OS sandbox bash commands run in (absent: none, as in unit tests of other tools). */
+  sandbox?: Sandbox;
   /** Post-edit hooks, run after each applied write/edit/replace_symbol/patch; shared with sub-agents. */
   hooks?: PostEditHooks;
   /** Set by write/edit for the loop's edit_diff; one per call. */

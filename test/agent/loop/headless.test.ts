@@ -1,41 +1,12 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ollamaReply } from '../../support/model-server.ts';
-import { tempDir, useModelServer } from '../../support/agent-harness.ts';
+import { spawn } from 'node:child_process';
+import { ENTRY, TSX, runRift, tempDir, useModelServer } from '../../support/agent-harness.ts';
 
-const ENTRY = fileURLToPath(new URL('../../../src/cli/entry.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function rift(args: string[], cwd: string, home: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const rift = (args: string[], cwd: string, home: string) => runRift(args, cwd, home);
 
 describe('headless rift -p', () => {
   const { server, workspace } = useModelServer();
@@ -134,7 +105,7 @@ describe('headless rift -p', () => {
     assert.match(local, /^core\.py:1 function beacon \(rift:\/\/symbol\/python\/core\.py\/beacon\)/);
     const srv = spawn(process.execPath, ['--import', TSX, ENTRY, 'server', '--idle-timeout', '60s'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
-    srv.stderr.on('data', (d) => (log += d));
+    srv.stderr.on('data', (d: Buffer) => (log += d));
     try {
       const deadline = Date.now() + 30_000;
       while (!log.includes('serving on') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));

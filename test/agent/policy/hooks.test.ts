@@ -5,14 +5,13 @@ import { join } from 'node:path';
 import { loadAgentConfig } from '../../../src/agent/base/config.ts';
 import type { Gate } from '../../../src/agent/policy/gate.ts';
 import { HOOK_OUTPUT_CHARS_MAX, PostEditHooks, quote } from '../../../src/agent/policy/hooks.ts';
-import { ToolError } from '../../../src/agent/base/tool.ts';
 import type { ToolContext } from '../../../src/agent/tools/context.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 import { TrustStore } from '../../../src/agent/policy/trust.ts';
 import type { AgentEvent } from '../../../src/agent/base/types.ts';
 import { Engine } from '../../../src/services/engine.ts';
 import { ollamaReply } from '../../support/model-server.ts';
-import { tempDir, toolContext, useModelServer, type ToolContextOptions } from '../../support/agent-harness.ts';
+import { tempDir, toolContext, toolError, useModelServer, type ToolContextOptions } from '../../support/agent-harness.ts';
 
 // Post-edit hooks (reference B.13): run after each applied write/edit/replace_symbol/patch,
 // a failure reported in the tool result, trust-gated when they come from the project.
@@ -32,16 +31,6 @@ function ctx(hooks: PostEditHooks, o: Omit<ToolContextOptions, 'hooks'> = {}): T
 }
 
 const run = (c: ToolContext, name: string, args: Record<string, unknown>) => ToolRegistry.standard(c.code).get(name)!.run(args, c);
-
-async function toolError(p: Promise<string>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof ToolError);
-    return e.message;
-  }
-  assert.fail('expected a tool error');
-}
 
 const info = (text: string): AgentEvent => ({ event: 'info', text });
 

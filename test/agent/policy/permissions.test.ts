@@ -1,4 +1,4 @@
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { Approval } from '../../../src/agent/policy/approval.ts';
 import { mergeConfig } from '../../../src/agent/base/config.ts';
 import type { AskRequest, Gate, ReviewRequest } from '../../../src/agent/policy/gate.ts';
 import { PermissionRules, builtinBashDenied, parseRule, suggestBashPattern, suggestEditRule } from '../../../src/agent/policy/permissions.ts';
+import { analyzeShell, initShell } from '../../../src/agent/policy/shell.ts';
 import { ollamaReply } from '../../support/model-server.ts';
 import { tempDir, useModelServer } from '../../support/agent-harness.ts';
 
@@ -24,13 +25,17 @@ function scriptedGate(answers: Array<string | null>, review?: Gate['review']): G
 
 const signal = new AbortController().signal;
 
+const shell = (cmd: string, cwd = '/work/proj') => analyzeShell(cmd, { cwd, env: process.env });
+
 describe('agent permissions: bash deny list', () => {
-  it('denies per segment, through $IFS and backticks', () => {
+  before(() => initShell());
+
+  it('denies any program the command runs, through substitutions and backticks', () => {
     for (const cmd of ['true && sudo whoami', 'sudo${IFS}whoami', 'echo `sudo id`', 'sudo', 'ls; rm -rf /', 'x | shutdown -h now', 'echo $(sudo ls)', ':(){ :|:& };:', 'dd if=/dev/zero of=/dev/sda']) {
-      assert.ok(builtinBashDenied(cmd), `expected denied: ${cmd}`);
+      assert.ok(builtinBashDenied(shell(cmd), '/work/proj'), `expected denied: ${cmd}`);
     }
-    for (const cmd of ['echo sudo is a word', 'rm -rf ./build', 'echo $HOME', 'git status', 'dd if=a of=b']) {
-      assert.equal(builtinBashDenied(cmd), null, `expected allowed: ${cmd}`);
+    for (const cmd of ['echo sudo is a word', 'rm -rf ./build', 'echo $HOME', 'git status', 'dd if=a of=b', 'git commit -m "fix (sudo handling)"']) {
+      assert.equal(builtinBashDenied(shell(cmd), '/work/proj'), null, `expected allowed: ${cmd}`);
     }
   });
 
@@ -43,6 +48,7 @@ describe('agent permissions: bash deny list', () => {
 
 describe('agent permissions: rules', () => {
   const cwd = '/work/proj';
+  before(() => initShell());
 
   it('parses Tool(pattern), rejects malformed rules with a warning', () => {
     assert.deepEqual(parseRule('Bash(git push *)'), { raw: 'Bash(git push *)', tool: 'bash', pattern: 'git push *' });
@@ -55,11 +61,11 @@ describe('agent permissions: rules', () => {
 
   it('deny > ask > allow; bash allow needs every segment; `x *` covers bare x', () => {
     const r = new PermissionRules({ allow: ['Bash(git *)', 'Edit(src/**)'], ask: ['Bash(git push *)'], deny: ['Bash(git push --force *)', 'Read(secrets/**)'] }, cwd);
-    assert.deepEqual(r.verdict('bash', 'git push --force origin'), { kind: 'deny', rule: 'Bash(git push --force *)' });
-    assert.deepEqual(r.verdict('bash', 'git push origin'), { kind: 'ask', rule: 'Bash(git push *)' });
-    assert.deepEqual(r.verdict('bash', 'git status'), { kind: 'allow', rule: 'Bash(git *)' });
-    assert.deepEqual(r.verdict('bash', 'git'), { kind: 'allow', rule: 'Bash(git *)' });
-    assert.deepEqual(r.verdict('bash', 'git status && curl evil'), { kind: 'none' });
+    assert.deepEqual(r.bashVerdict(shell('git push --force origin')), { kind: 'deny', rule: 'Bash(git push --force *)' });
+    assert.deepEqual(r.bashVerdict(shell('git push origin')), { kind: 'ask', rule: 'Bash(git push *)' });
+    assert.deepEqual(r.bashVerdict(shell('git status')), { kind: 'allow', rule: 'Bash(git *)' });
+    assert.deepEqual(r.bashVerdict(shell('git')), { kind: 'allow', rule: 'Bash(git *)' });
+    assert.deepEqual(r.bashVerdict(shell('git status && curl evil')), { kind: 'none' });
     assert.deepEqual(r.verdict('edit', '/work/proj/src/a/b.ts'), { kind: 'allow', rule: 'Edit(src/**)' });
     assert.deepEqual(r.verdict('write', 'src/x.ts'), { kind: 'allow', rule: 'Edit(src/**)' });
     assert.deepEqual(r.verdict('edit', '/work/proj/lib/a.ts'), { kind: 'none' });
@@ -93,7 +99,7 @@ describe('agent permissions: rules', () => {
     assert.deepEqual(cfg.permissions.deny, ['Bash(a *)', 'Bash(b *)', 'Bash(curl *)']);
     assert.deepEqual(cfg.permissions.ask, ['Bash(c *)']);
     assert.equal(cfg.providers.p.base_url, 'https://user');
-    assert.equal(cfg.providers.q.api_key, undefined);
+    assert.equal(cfg.providers.q, undefined, 'an untrusted project adds no provider');
     assert.ok(warnings.some((w) => w.includes("redefines provider 'p'")));
     assert.ok(warnings.some((w) => w.includes('allow patterns load from the user config only')));
     const env = mergeConfig({ host: 'http://h1', num_ctx: 8192 }, null, { model: 'flag' }, { RIFT_HOST: 'http://env/', RIFT_MODEL: 'envm' }, []);

@@ -1,0 +1,104 @@
+import { join } from 'node:path';
+import { isRiftError } from '../../core/errors.ts';
+import { ConfigLoader } from '../../config/loader.ts';
+import type { HookConfig } from '../../config/workspace-config.ts';
+import { hooksKey } from '../../services/change-service.ts';
+import { PROJECT_CONFIG_FILE, loadAgentConfig, userDirs, type ProjectConfigTrust } from '../base/config.ts';
+import type { TrustStore } from '../policy/trust.ts';
+import { discoverPlugins, type Plugin } from './plugins.ts';
+
+// What a cloned repository asks to be trusted with before any of it runs or redirects the
+// agent: a `.rift.json` that sets gated keys, `rift.toml` `[[hooks]]` (run after the agent's
+// edits through the change engine), and project plugins that declare tools or hooks. Each is
+// one question with the choices `trust` / `skip`; skipping, or no answer, keeps it off. A
+// decision is stored per content (a digest, or the plugin manifest text), so an edited file is
+// asked about again. Front ends raise the questions; headless runs only note them.
+
+export type TrustSubject =
+  | { kind: 'project-config'; config: ProjectConfigTrust }
+  | { kind: 'workspace-hooks'; hooks: readonly HookConfig[]; key: string }
+  | { kind: 'plugin'; plugin: Plugin };
+
+export interface TrustRequest {
+  subject: TrustSubject;
+  question: string;
+  detail: string[];
+  /** Said instead of asking while auto-approve is on. */
+  skippedNote: string;
+  /** Said at startup while it is untrusted ('' when another note covers it). */
+  startupNote: string;
+  /** Trust-store keys a `trust` answer persists. */
+  keys: string[];
+}
+
+export const TRUST_CHOICES: readonly string[] = ['trust', 'skip'];
+
+/** `trust`, `yes` or `y`, trimmed and in any case; anything else (or no answer) is skip. */
+export function trustAnswered(answer: string | null): boolean {
+  return ['trust', 'yes', 'y'].includes((answer ?? '').trim().toLowerCase());
+}
+
+/** The workspace's `rift.toml` hooks, or none (no file, no hooks, or a file the engine refuses anyway). */
+export function workspaceHooks(cwd: string): readonly HookConfig[] {
+  const accepted = new ConfigLoader(cwd).tryCurrent();
+  return isRiftError(accepted) ? [] : accepted.config.hooks;
+}
+
+function hookLine(h: HookConfig): string {
+  return `${h.id} (${h.role}): \`${[h.program, ...h.arguments].join(' ')}\``;
+}
+
+const SEPARATE = "(trusting a repo's commands is a separate decision from approving the agent's edits). Turn approval back on to be asked.";
+
+/** The questions for everything in the repository that waits for trust, the project config first. */
+export function trustRequests(o: { projectConfig: ProjectConfigTrust | null; hooks: readonly HookConfig[]; plugins: readonly Plugin[]; trust: TrustStore }): TrustRequest[] {
+  const out: TrustRequest[] = [];
+  if (o.projectConfig) {
+    const c = o.projectConfig;
+    const n = c.changes.length;
+    out.push({
+      subject: { kind: 'project-config', config: c },
+      question: `Project config '${PROJECT_CONFIG_FILE}' changes ${n} setting(s) a repository may not change on its own — where the model runs, API keys, approval or hooks. Trust this file on this machine?`,
+      detail: c.changes,
+      skippedNote: `project config '${PROJECT_CONFIG_FILE}' left untrusted — its ${n} gated setting(s) stay off while auto-approve is on ${SEPARATE}`,
+      startupNote: `project ${PROJECT_CONFIG_FILE} not trusted yet — ignored: ${c.changes.join('; ')}. Trust it with \`rift trust\` or at the question in rift --serve`,
+      keys: [c.key],
+    });
+  }
+  if (o.hooks.length > 0) {
+    const key = hooksKey(o.hooks);
+    if (!o.trust.has(key)) {
+      const n = o.hooks.length;
+      out.push({
+        subject: { kind: 'workspace-hooks', hooks: o.hooks, key },
+        question: `Project rift.toml declares ${n} hook(s) — each runs a program from this repo after the agent's edits. Trust these hooks on this machine?`,
+        detail: o.hooks.map(hookLine),
+        skippedNote: `project rift.toml hooks left untrusted — its ${n} hook(s) do not run after the agent's edits while auto-approve is on ${SEPARATE}`,
+        startupNote: `project rift.toml hooks not trusted yet — they do not run after the agent's edits: ${o.hooks.map((h) => h.id).join(', ')}. Trust them with \`rift trust\` or at the question in rift --serve`,
+        keys: [key],
+      });
+    }
+  }
+  for (const p of o.plugins) {
+    if (p.scope !== 'project' || (p.tools.length === 0 && p.hooks.length === 0) || o.trust.has(p.key)) continue;
+    const n = p.tools.length;
+    const what = n > 0 ? `${n} tool(s)` : `${p.hooks.length} post-edit hook(s)`;
+    const runs = n > 0 ? 'each runs a command from this repo when the model calls it' : 'each runs a command from this repo after every edit';
+    out.push({
+      subject: { kind: 'plugin', plugin: p },
+      question: `Project plugin '${p.name}' declares ${what} — ${runs}. Trust this manifest on this machine?`,
+      detail: [...p.tools.map((t) => `${t.name}: ${t.description} — \`${t.command}\``), ...p.hooks.map((h) => `post_edit hook — \`${h}\``)],
+      skippedNote: `project plugin '${p.name}' left untrusted — ${n > 0 ? `its ${what} stay unregistered` : `its ${what} stay inactive`} while auto-approve is on ${SEPARATE}`,
+      startupNote: n > 0 ? `plugin '${p.name}': tools not registered (manifest not trusted yet) — approve the startup prompt (TUI) or the trust question (serve consumers) to enable them` : '',
+      keys: [p.key, ...p.hooks],
+    });
+  }
+  return out;
+}
+
+/** Everything in the workspace at `cwd` that waits for trust, read from disk (for `rift trust` and `rift doctor`). */
+export function pendingTrust(cwd: string, trust: TrustStore, env: NodeJS.ProcessEnv = process.env): TrustRequest[] {
+  const { projectTrust } = loadAgentConfig(cwd, {}, env, (key) => trust.has(key));
+  const { plugins } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs(env).config, 'plugins'));
+  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), plugins, trust });
+}
