@@ -1,7 +1,9 @@
 import { SERVER_IDLE_MS_DEFAULT } from '../core/limits.ts';
 import { log } from '../core/log.ts';
-import { findServer, runWorkspaceServer, stopServer } from '../mcp/workspace-server.ts';
-import { canonicalRoot, Engine } from '../services/engine.ts';
+import { findServer, stopServer } from '../mcp/discovery.ts';
+import { runWorkspaceServer } from '../mcp/workspace-server.ts';
+import { Engine } from '../services/engine.ts';
+import { canonicalRoot } from '../workspace/root.ts';
 import { intFlag, parse, UsageError, WORKSPACE } from './args.ts';
 
 // `rift server`: the one long-lived MCP server of a workspace, over Streamable HTTP on

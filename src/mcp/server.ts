@@ -6,6 +6,7 @@ import { log } from '../core/log.ts';
 import { parseInput } from '../protocol/validate.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
 import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
+import { TRUSTED_HOOKS_META } from './wire.ts';
 import { wireError } from './errors.ts';
 
 // The MCP transport: the tool table over the SDK's low-level Server, so a failure reaches
@@ -16,12 +17,6 @@ export const SERVER_INSTRUCTIONS =
   'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position. ' +
   'Change it only through witnessed, atomic edits: replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node, patch and move_file ' +
   'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged.';
-
-/**
- * The `_meta` key a caller sets to run the workspace's hooks only when they are the list it
- * trusts (see `ChangeOptions.trustedHooks`); it can only skip hooks, never add any.
- */
-export const TRUSTED_HOOKS_META = 'rift/trusted-hooks';
 
 function changeOptions(meta: Record<string, unknown> | undefined): ChangeOptions {
   const trusted = meta?.[TRUSTED_HOOKS_META];

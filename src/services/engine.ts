@@ -1,8 +1,6 @@
-import { realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { RiftError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import { ConfigLoader } from '../config/loader.ts';
+import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
@@ -57,18 +55,5 @@ export class Engine {
 
   async close(): Promise<void> {
     await this.indexer.close();
-  }
-}
-
-export function canonicalRoot(workspace: string): string {
-  const abs = resolve(workspace);
-  try {
-    if (!statSync(abs).isDirectory()) throw new Error('not a directory');
-    return realpathSync(abs);
-  } catch {
-    throw new RiftError('resource_not_found', [
-      ['workspace', workspace],
-      ['requires', 'an existing directory'],
-    ]);
   }
 }

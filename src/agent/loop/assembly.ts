@@ -13,6 +13,7 @@ import { discoverPersonas, rolesAndPersonasSection, type Persona } from '../exte
 import { discoverPlugins, pluginTool, type Plugin } from '../extensions/plugins.ts';
 import { trustRequests, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
 import { hooksKey } from '../../services/change-service.ts';
+import { canonicalRoot } from '../../workspace/root.ts';
 import { compareNames, discoverSkills, skillsSection, skillTool, type Skill } from '../extensions/skills.ts';
 import { Agent } from './agent.ts';
 import { systemPrompt } from './prompt.ts';
@@ -264,7 +265,6 @@ export class AgentAssembly {
    */
   async openCode(cwd: string): Promise<void> {
     try {
-      const { canonicalRoot } = await import('../../services/engine.ts');
       const root = canonicalRoot(cwd);
       const workspace = await WorkspaceCode.open(root, this.version, () => ({ trustedHooks: this.trustedHooks(root) }));
       this.workspace = workspace;
