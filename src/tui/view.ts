@@ -34,7 +34,7 @@ export interface ViewState {
   /** Questions waiting behind the one on screen. */
   queued: number;
   menu: Menu | null;
-  status: { model: string; approve: boolean; busy: boolean; spinner: number; hint: string };
+  status: { model: string; approve: boolean; busy: boolean; spinner: number; hint: string; urgent: string };
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -70,11 +70,10 @@ function kilo(n: number): string {
 
 function statusRow(s: ViewState): Row {
   const ctx = s.live.context;
-  const parts: Segment[] = [
-    { text: ` ${s.status.model} `, style: 'status' },
-    { text: ' ' },
-    { text: s.status.approve ? 'approval on' : 'auto-approve', style: s.status.approve ? 'dim' : 'warn' },
-  ];
+  const parts: Segment[] = [{ text: ` ${s.status.model} `, style: 'status' }, { text: ' ' }];
+  // An urgent hint comes first, so a narrow terminal never truncates it away.
+  if (s.status.urgent) parts.push({ text: s.status.urgent, style: 'warn' }, { text: ' · ', style: 'dim' });
+  parts.push({ text: s.status.approve ? 'approval on' : 'auto-approve', style: s.status.approve ? 'dim' : 'warn' });
   if (ctx) parts.push({ text: ' · ctx ', style: 'dim' }, { text: gauge(ctx.used, ctx.limit), style: ctx.used / ctx.limit > 0.8 ? 'warn' : 'meta' }, { text: ` ${kilo(ctx.used)}/${kilo(ctx.limit)}`, style: 'dim' });
   if (s.status.busy) {
     const it = s.live.iteration > 0 ? ` step ${s.live.iteration}` : '';

@@ -57,9 +57,9 @@ export class Pane {
       quote(process.execPath), '--import', quote(TSX), quote(ENTRY), ...o.args.map(quote),
     ].join(' ');
     const pane = new Pane(socket, 'rift');
-    await pane.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'rift', '-x', String(o.cols ?? 80), '-y', String(o.rows ?? 24), '-c', o.cwd, command);
-    await pane.tmux('set-option', '-t', 'rift', 'remain-on-exit', 'on');
-    await pane.tmux('set-option', '-t', 'rift', 'history-limit', '20000');
+    // The history limit applies to panes created after it is set: set it first, in the same call.
+    await pane.tmux('-f', '/dev/null', 'set-option', '-g', 'history-limit', '20000', ';', 'set-option', '-g', 'remain-on-exit', 'on', ';',
+      'new-session', '-d', '-s', 'rift', '-x', String(o.cols ?? 80), '-y', String(o.rows ?? 24), '-c', o.cwd, command);
     return pane;
   }
 
@@ -97,9 +97,9 @@ export class Pane {
     await this.tmux('resize-window', '-t', this.target, '-x', String(cols), '-y', String(rows));
   }
 
-  async copyMode(...commands: string[]): Promise<void> {
-    await this.tmux('copy-mode', '-t', this.target);
-    for (const c of commands) await this.tmux('send-keys', '-t', this.target, '-X', c);
+  /** Appends every byte the program writes to the pane to `file`, from now on. */
+  async record(file: string): Promise<void> {
+    await this.tmux('pipe-pane', '-o', '-t', this.target, `cat >> ${quote(file)}`);
   }
 
   async exited(): Promise<number | null> {
