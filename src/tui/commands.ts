@@ -89,7 +89,7 @@ export function complete(input: string, ctx: CompletionContext): Completion | nu
         for (const s of ctx.skills) items.push({ value: `/skill:${s.name} `, label: `/skill:${s.name}`, hint: s.description });
       } else items.push({ value: `/${c.name}${c.args ? ' ' : ''}`, label: `/${c.name}${c.args ? ` ${c.args}` : ''}`, hint: c.summary });
     }
-    if (items.length === 1 && items[0].value.trim() === input) return null;
+    if (items.length === 1 && items[0].value === input) return null;
     return items.length > 0 ? { from: 0, items } : null;
   }
   const name = input.slice(1, space);

@@ -360,9 +360,12 @@ export class Controller {
       switch (ev.name) {
         case 'enter':
           if (c) {
+            // Enter completes a partial name; a name typed in full runs as typed.
             const pick = c.items[Math.min(this.completionChoice, c.items.length - 1)];
-            this.accept(c, pick.value);
-            if (pick.value.endsWith(' ')) break;
+            if (pick.value.trim() !== e.text.slice(c.from).trim()) {
+              this.accept(c, pick.value);
+              if (pick.value.endsWith(' ')) break;
+            }
           }
           if (e.text.endsWith('\\') && e.cursor === e.text.length) {
             e.backspace();
