@@ -2,20 +2,20 @@
 // (The pragma lets tsx run this file from any folder; tsc takes the same setting from tsconfig.)
 import { PassThrough } from 'node:stream';
 import { useEffect, useState } from 'react';
-import { Box, render, Static, Text, type Instance } from 'ink';
+import { Box, render, Text, useStdout, type Instance } from 'ink';
 import type { Line } from './transcript.ts';
 import type { Row, RowStyle } from './view.ts';
 
-// The Ink layer, kept thin: finished lines go through <Static> (written once, never redrawn),
-// the live rows are drawn below them, one truncated <Text> per row. All state lives in the
-// controller; this component only holds what the last frame delivered.
+// The Ink layer, kept thin: finished lines are written once above the live region and never
+// redrawn; the live rows are drawn below them, one truncated <Text> per row. All state lives
+// in the controller; this component only holds the rows of the last frame.
 
 export interface Frame {
   lines: Line[];
   rows: Row[];
 }
 
-interface Look {
+export interface Look {
   color?: string;
   bold?: boolean;
   dimColor?: boolean;
@@ -23,7 +23,7 @@ interface Look {
   inverse?: boolean;
 }
 
-const COLOR: Record<RowStyle, Look> = {
+export const COLOR: Record<RowStyle, Look> = {
   user: { color: 'cyan', bold: true },
   reply: {},
   blank: {},
@@ -70,33 +70,40 @@ const MONO: Record<RowStyle, Look> = {
   hint: { dimColor: true },
 };
 
+const SGR: Record<string, number> = { cyan: 36, yellow: 33, gray: 90, green: 32, red: 31, blue: 34, magenta: 35 };
+
+/** A finished line as the terminal gets it: SGR attributes around the text, reset after. */
+export function paint(text: string, look: Look): string {
+  const codes: number[] = [];
+  if (look.bold) codes.push(1);
+  if (look.dimColor) codes.push(2);
+  if (look.italic) codes.push(3);
+  if (look.inverse) codes.push(7);
+  if (look.color) codes.push(SGR[look.color]);
+  return codes.length === 0 ? text : `\x1b[${codes.join(';')}m${text}\x1b[0m`;
+}
+
 function App({ subscribe, looks }: { subscribe: (push: (f: Frame) => void) => void; looks: Record<RowStyle, Look> }) {
-  const [state, setState] = useState<{ lines: Line[]; rows: Row[] }>({ lines: [], rows: [] });
+  const { write } = useStdout();
+  const [rows, setRows] = useState<Row[]>([]);
   useEffect(() => {
-    // One state update per frame: the transcript grows by the new lines only.
-    subscribe((f) => setState((s) => ({ lines: f.lines.length > 0 ? s.lines.concat(f.lines) : s.lines, rows: f.rows })));
-  }, [subscribe]);
+    subscribe((f) => {
+      // Finished lines go out once through Ink's stdout channel — the same erase-write-redraw
+      // <Static> does, without Ink laying each line out cell by cell (≈0.4 ms a line here,
+      // which a fast stream of hundreds of lines a frame cannot afford). The terminal wraps them.
+      if (f.lines.length > 0) write(`${f.lines.map((l) => paint(l.text, looks[l.style])).join('\n')}\n`);
+      setRows(f.rows);
+    });
+  }, [subscribe, write, looks]);
   return (
-    <>
-      <Static items={state.lines}>
-        {(l) => (
-          <Text key={l.id} {...looks[l.style]}>
-            {l.text === '' ? ' ' : l.text}
-          </Text>
-        )}
-      </Static>
-      <Box flexDirection="column">
-        {state.rows.map((r, i) => (
-          <Text key={i} wrap="truncate-end">
-            {r.map((s, j) => (
-              <Text key={j} {...(s.style ? looks[s.style] : {})}>
-                {s.text}
-              </Text>
-            ))}
-          </Text>
-        ))}
-      </Box>
-    </>
+    <Box flexDirection="column">
+      {rows.map((r, i) => (
+        // One pre-painted string per row: a handful of nested <Text>s per row cost Ink more than the painting.
+        <Text key={i} wrap="truncate-end">
+          {r.map((seg) => (seg.style ? paint(seg.text, looks[seg.style]) : seg.text)).join('')}
+        </Text>
+      ))}
+    </Box>
   );
 }
 

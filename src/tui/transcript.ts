@@ -42,6 +42,16 @@ const PREVIEW_CHARS = 160;
 /** Tools whose result preview is worth a line even on success (command output, reports). */
 const PREVIEWED = new Set(['bash', 'task', 'agent', 'ask_user', 'skill', 'fetch']);
 
+/**
+ * Text from the model or a tool is shown, never obeyed: an escape sequence in a reply must not
+ * clear the screen or move the cursor. ESC becomes a visible ␛, other control characters go,
+ * a tab becomes spaces (a live row's width must be what it looks like).
+ */
+export function clean(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\t/g, '    ').replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, (c) => (c === '\x1b' ? '␛' : ''));
+}
+
 export function argsSummary(args: Record<string, unknown>): string {
   for (const k of ['path', 'pattern', 'command', 'query', 'symbol', 'name', 'url', 'fact']) {
     const v = args[k];
@@ -81,7 +91,7 @@ export class Transcript {
   constructor(private readonly cwd: string) {}
 
   private push(text: string, style: Style): void {
-    this.lines.push({ id: this.nextId++, text, style });
+    this.lines.push({ id: this.nextId++, text: clean(text), style });
   }
 
   /** Lines finished since the last call, for the view to write once. */
@@ -117,11 +127,11 @@ export class Transcript {
     let thinking: Live['thinking'] = null;
     if (t !== null) {
       const ls = t.split('\n').filter((l) => l.trim() !== '');
-      thinking = { lines: ls.length, last: ls[ls.length - 1] ?? '' };
+      thinking = { lines: ls.length, last: clean(ls[ls.length - 1] ?? '') };
     }
     return {
       thinking,
-      partial: this.partial,
+      partial: clean(this.partial),
       tool: this.tool,
       plan: this.plan,
       agents: [...this.agents.values()],

@@ -1,7 +1,7 @@
 import { LIVE_ROWS_MAX, STREAM_TAIL_ROWS_MAX } from '../core/limits.ts';
 import type { Completion } from './commands.ts';
 import type { Question } from './questions.ts';
-import type { Live, Style } from './transcript.ts';
+import { clean, type Live, type Style } from './transcript.ts';
 
 // The live region as rows: a pure function of the state and the terminal size. Every row is
 // one terminal line (the view truncates, never wraps), and the rows never reach the screen's
@@ -223,5 +223,6 @@ export function liveRows(s: ViewState, size: { rows: number; cols: number }): Ro
   }
   const activity = activityRows(s.live, Math.max(0, left), size.cols);
   const rule: Row = [{ text: '─'.repeat(Math.max(1, size.cols)), style: 'frame' }];
-  return [...activity, ...question, ...completion, rule, ...input, status].slice(-budget);
+  const rows = [...activity, ...question, ...completion, rule, ...input, status].slice(-budget);
+  return rows.map((r) => r.map((seg) => ({ ...seg, text: clean(seg.text) })));
 }
