@@ -94,7 +94,7 @@ function staticMount(subscribe: (push: (f: { lines: Line[]; rows: Row[] }) => vo
     return createElement(
       ink.Box,
       { flexDirection: 'column' },
-      createElement(ink.Static, { items: s.lines, children: (l: Line) => createElement(ink.Text, { key: l.id }, l.text || ' ') }),
+      createElement(ink.Static<Line>, { items: s.lines, children: (l: Line) => createElement(ink.Text, { key: l.id }, l.text || ' ') }),
       ...s.rows.map((r, i) => createElement(ink.Text, { key: `r${i}`, wrap: 'truncate-end' }, r.map((x) => x.text).join(''))),
     );
   }
