@@ -53,7 +53,7 @@ export async function runTui(flags: TuiFlags, version: string): Promise<number> 
   let scheduler: FrameScheduler | null = null;
   const questions = new Questions(() => scheduler?.request());
   const notes: string[] = [];
-  stdout.write(`rift ${version} — starting…\n`);
+  stdout.write('rift: starting (model check, session)…\n');
   const assembly = await AgentAssembly.create({
     cwd,
     version,

@@ -169,7 +169,8 @@ export class Transcript {
       case 'tool_start':
         this.closeThinking();
         this.closeReply();
-        this.tool = { name: e.name, summary: argsSummary(e.args) };
+        // The plan tool's arguments are the plan, shown in full below; its line needs no summary.
+        this.tool = { name: e.name, summary: e.name === 'plan' ? '' : argsSummary(e.args) };
         return;
       case 'tool_result': {
         const summary = this.tool?.name === e.name ? this.tool.summary : '';
