@@ -142,7 +142,7 @@ async function run(url: string, kind: Kind, size: { cols: number; rows: number }
   });
   let scheduler: FrameScheduler | null = null;
   const controller = new Controller({
-    engine: { agent, approval, config: loadAgentConfig(cwd, { host: url, model: 'test-model' }, env).config, skills: [], untrusted: [], trustPlugin: () => ({ tools: [] }) },
+    engine: { agent, approval, config: loadAgentConfig(cwd, { host: url, model: 'test-model' }, env).config, skills: [], trustRequests: [], trust: async () => ({ info: '' }) },
     questions, cwd, version: 'bench', unusable: null, history: [], requestFrame: () => scheduler?.request(), quit: () => {}, env,
   });
   const stdout = fakeTty(size.cols, size.rows);

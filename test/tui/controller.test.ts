@@ -10,6 +10,9 @@ import { Session } from '../../src/agent/session/session.ts';
 import { Controller, INIT_PROMPT } from '../../src/tui/controller.ts';
 import { Questions } from '../../src/tui/questions.ts';
 import type { KeyEvent } from '../../src/tui/keys.ts';
+import type { Plugin } from '../../src/agent/extensions/plugins.ts';
+import { trustRequests, type TrustRequest } from '../../src/agent/extensions/project-trust.ts';
+import { TrustStore } from '../../src/agent/policy/trust.ts';
 
 // The controller without a terminal: keys in, transcript out, against a real agent on the
 // scripted model server. The tmux tests cover the same paths through the real program.
@@ -20,13 +23,13 @@ describe('TUI controller: slash commands', () => {
   let home: string;
   beforeEach(() => ({ cwd, home } = workspace('rift-tui-ctl-')));
 
-  const setup = (o: { skills?: boolean } = {}) => {
+  const setup = (o: { skills?: boolean; requests?: TrustRequest[]; trusted?: TrustRequest[]; approve?: boolean } = {}) => {
     const env = { RIFT_HOME: home };
     if (o.skills) {
       mkdirSync(join(cwd, '.rift', 'skills', 'greet'), { recursive: true });
       writeFileSync(join(cwd, '.rift', 'skills', 'greet', 'SKILL.md'), '---\ndescription: say hello\n---\nSay hello politely.\n');
     }
-    const h = harness({ cwd, approve: true, sessionPath: Session.reserve(Session.dir(env)) });
+    const h = harness({ cwd, approve: o.approve ?? true, sessionPath: Session.reserve(Session.dir(env)) });
     const questions = new Questions();
     let quit = false;
     const c = new Controller({
@@ -35,8 +38,12 @@ describe('TUI controller: slash commands', () => {
         approval: h.approval,
         config: loadAgentConfig(cwd, { host: server.url, model: 'test-model' }, env).config,
         skills: discoverSkills([join(cwd, '.rift', 'skills')]),
-        trustRequests: [],
-        trust: async () => ({ info: '' }),
+        trustRequests: o.requests ?? [],
+        // What AgentAssembly.trust reports; the assembly's own tests cover what trusting does.
+        trust: async (r) => {
+          o.trusted?.push(r);
+          return { info: `trusted ${r.subject.kind}`, persistError: 'disk full' };
+        },
       },
       questions,
       cwd,
@@ -192,5 +199,37 @@ describe('TUI controller: slash commands', () => {
       assert.ok(Date.now() < deadline);
       await new Promise((r) => setTimeout(r, 10));
     }
+  });
+
+  it('offers what the repository waits to be trusted with at start (trust / skip), in order; with approval off it only notes it', async () => {
+    const plugin = (name: string): Plugin => ({
+      name, scope: 'project', key: `plugin:${name}:{}`, commands: [], hooks: [],
+      tools: [{ name: `${name}_run`, description: 'run it', command: 'make it', parameters: { type: 'object' } }],
+    });
+    const store = new TrustStore(join(home, 'trusted.json'));
+    const requests = trustRequests({ projectConfig: null, hooks: [], plugins: [plugin('lint'), plugin('deploy')], trust: store });
+    const trusted: TrustRequest[] = [];
+    const { c, questions, key, shown } = setup({ requests, trusted });
+    c.start();
+    const q = questions.head;
+    assert.equal(q?.kind, 'ask');
+    assert.deepEqual(q?.kind === 'ask' && q.req, {
+      question: "Project plugin 'lint' declares 1 tool(s) — each runs a command from this repo when the model calls it. Trust this manifest on this machine?",
+      detail: ['lint_run: run it — `make it`'],
+      choices: ['trust', 'skip'],
+    });
+    key('enter');
+    assert.equal(questions.head?.kind === 'ask' && questions.head.req.question.includes("'deploy'"), true, 'the next request waits its turn');
+    key('down');
+    key('enter');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(trusted, [requests[0]], 'only the trusted one is applied');
+    assert.match(shown(), /trusted plugin/);
+    assert.match(shown(), /! could not persist plugin approval: disk full/);
+    assert.match(shown(), /skipped: Project plugin 'deploy' declares 1 tool\(s\) — it stays off this session/);
+    const off = setup({ requests: requests.slice(0, 1), approve: false });
+    off.c.start();
+    assert.equal(off.questions.size, 0);
+    assert.match(off.shown(), /project plugin 'lint' left untrusted — its 1 tool\(s\) stay unregistered while auto-approve is on/);
   });
 });
