@@ -187,14 +187,15 @@ describe('rift terminal UI (tmux)', { skip }, () => {
     await p.keys('Tab');
     screen = await p.waitFor('› /model small-model');
     await p.keys('Enter');
-    screen = await p.waitFor('model → small-model (num_ctx 8192) (num_ctx clamped 32768 → 8192)');
-    assert.match(screen, / small-model .*approval on/);
-    assert.match(screen, /8\.2k/);
+    await p.waitFor('model → small-model (num_ctx 8192) (num_ctx clamped 32768 → 8192)');
+    // The status line follows within a frame of the transcript line.
+    screen = await p.waitFor(/ small-model .*approval on.*8\.2k/);
 
     await p.type('/model no-tools');
     await p.keys('Enter');
     screen = await p.waitFor('model switch failed:');
-    assert.match(screen, /tool/);
+    assert.match(screen, /model switch failed: .*tool/);
+    screen = await p.waitFor((s) => !s.includes('esc cancels'));
     assert.match(screen, / small-model .*approval on/, 'a failed switch keeps the current model');
 
     await p.resize(80, 24);
@@ -236,6 +237,35 @@ describe('rift terminal UI (tmux)', { skip }, () => {
     screen = await p.waitFor('Understood, not running it.');
     assert.match(screen, /✗ bash echo second > out2\.txt — ERROR: the user DENIED this bash action/);
     assert.equal(existsSync(join(cwd, 'out2.txt')), false);
+  });
+
+  it('sub-agent and background-task panes: live while they run, their milestones in the transcript', async () => {
+    let releaseChild!: () => void;
+    const child: Step = { ...ollamaReply({ content: ['Looked around: ', 'two files.'] }), pauseAt: 1, resume: new Promise<void>((r) => (releaseChild = r)) };
+    child.when = (b) => String(b.messages[0].content).includes('sub-agent');
+    server.script(
+      ollamaReply({ toolCalls: [{ name: 'agent', arguments: { tasks: [{ description: 'survey the repo', prompt: 'list what is here' }] } }] }),
+      child,
+      ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'while [ ! -f go ]; do sleep 0.05; done; echo background-done', run_in_background: true } }] }),
+      ollamaReply({ content: 'Started it.' }),
+    );
+    const p = await open();
+    await p.type('/yolo');
+    await p.keys('Enter');
+    await p.waitFor('auto-approve on (yolo)');
+    await p.type('survey, then start the watcher');
+    await p.keys('Enter');
+    let screen = await p.waitFor(/◆ agent 1 survey the repo · test-model/);
+    assert.match(screen, /◆ agent 1 started: survey the repo \(test-model\)/);
+    releaseChild();
+    screen = await p.waitFor('⚙ task #1 while');
+    await p.waitFor('Started it.');
+    screen = await p.waitFor((s) => /^⚙ task #1 while/m.test(s) && s.includes('auto-approve'));
+    assert.match(await p.history(), /◆ agent 1 finished \(1 step\)/);
+    writeFileSync(join(cwd, 'go'), '');
+    screen = await p.waitFor('⚙ task #1 finished: while');
+    assert.match(screen, /— background-done/);
+    assert.ok(!/^⚙ task #1 while/m.test(await p.screen()), 'the pane closes with the task');
   });
 
   it('streams a 5,000-line reply: every line lands in the scrollback once, and the screen is never cleared or redrawn', async () => {
