@@ -153,8 +153,11 @@ async function run(url: string, kind: Kind, size: { cols: number; rows: number }
   pendingFrame = null;
   let maxFrameBytes = 0;
   let lines = 0;
+  let lastFlushBytes = 0;
   scheduler = new FrameScheduler(() => {
-    const before = stdout.bytes;
+    // Everything written since the previous flush belongs to that frame (lines go out at commit).
+    maxFrameBytes = Math.max(maxFrameBytes, stdout.bytes - lastFlushBytes);
+    lastFlushBytes = stdout.bytes;
     const t0 = performance.now();
     const f = controller.frame(size);
     push?.(f);
@@ -164,7 +167,6 @@ async function run(url: string, kind: Kind, size: { cols: number; rows: number }
     // event loop is free again.
     setImmediate(() => {
       const sync = performance.now() - t0;
-      maxFrameBytes = Math.max(maxFrameBytes, stdout.bytes - before);
       // Ink may draw on its throttle's trailing edge: the frame's cost includes the next render.
       pendingFrame = (renderMs) => {
         frames.push(sync + renderMs);
@@ -179,6 +181,8 @@ async function run(url: string, kind: Kind, size: { cols: number; rows: number }
   await new Promise((r) => setTimeout(r, 50));
   frames.length = 0;
   frameLines.length = 0;
+  maxFrameBytes = 0;
+  lastFlushBytes = stdout.bytes;
   const startBytes = stdout.bytes;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();

@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 // (The pragma lets tsx run this file from any folder; tsc takes the same setting from tsconfig.)
 import { PassThrough } from 'node:stream';
-import { useEffect, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { Box, render, Text, useStdout, type Instance } from 'ink';
 import type { Line } from './transcript.ts';
 import type { Row, RowStyle } from './view.ts';
@@ -85,19 +85,29 @@ export function paint(text: string, look: Look): string {
 
 function App({ subscribe, looks }: { subscribe: (push: (f: Frame) => void) => void; looks: Record<RowStyle, Look> }) {
   const { write } = useStdout();
-  const [rows, setRows] = useState<Row[]>([]);
-  useEffect(() => {
-    subscribe((f) => {
-      // Finished lines go out once through Ink's stdout channel — the same erase-write-redraw
-      // <Static> does, without Ink laying each line out cell by cell (≈0.4 ms a line here,
-      // which a fast stream of hundreds of lines a frame cannot afford). The terminal wraps them.
-      if (f.lines.length > 0) write(`${f.lines.map((l) => paint(l.text, looks[l.style])).join('\n')}\n`);
-      setRows(f.rows);
-    });
-  }, [subscribe, write, looks]);
+  // Lines wait here until a commit writes them, so frames React batches into one lose none.
+  const pending = useRef<Line[]>([]);
+  const [frame, setFrame] = useState<{ rows: Row[]; seq: number }>({ rows: [], seq: 0 });
+  useEffect(
+    () =>
+      subscribe((f) => {
+        if (f.lines.length > 0) pending.current = pending.current.concat(f.lines);
+        setFrame((p) => ({ rows: f.rows, seq: p.seq + 1 }));
+      }),
+    [subscribe],
+  );
+  // After the commit (Ink has drawn the new rows, unless its throttle defers them), the frame's
+  // finished lines go out once through Ink's stdout channel: the same erase-write-redraw
+  // <Static> does, without Ink laying each line out cell by cell (≈0.4 ms a line here, which
+  // a fast stream of hundreds of lines a frame cannot afford). The terminal wraps them.
+  useLayoutEffect(() => {
+    const lines = pending.current;
+    pending.current = [];
+    if (lines.length > 0) write(`${lines.map((l) => paint(l.text, looks[l.style])).join('\n')}\n`);
+  }, [frame, write, looks]);
   return (
     <Box flexDirection="column">
-      {rows.map((r, i) => (
+      {frame.rows.map((r, i) => (
         // One pre-painted string per row: a handful of nested <Text>s per row cost Ink more than the painting.
         <Text key={i} wrap="truncate-end">
           {r.map((seg) => (seg.style ? paint(seg.text, looks[seg.style]) : seg.text)).join('')}

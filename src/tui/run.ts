@@ -123,6 +123,8 @@ export async function runTui(flags: TuiFlags, version: string): Promise<number> 
 
   scheduler.now();
   scheduler.dispose();
+  // The last frame's lines are written when React commits it: let that happen before unmounting.
+  await new Promise((r) => setImmediate(r));
   ink.unmount();
   await ink.waitUntilExit().catch(() => {});
   stdout.off('resize', onResize);
