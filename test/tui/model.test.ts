@@ -5,7 +5,7 @@ import { COMMANDS, complete, parseInput } from '../../src/tui/commands.ts';
 import { FrameScheduler, type Clock } from '../../src/tui/frames.ts';
 import { Questions } from '../../src/tui/questions.ts';
 import { assemble, ReviewModel } from '../../src/tui/review.ts';
-import { toMarkdown, Transcript } from '../../src/tui/transcript.ts';
+import { clean, toMarkdown, Transcript } from '../../src/tui/transcript.ts';
 import { liveBudget, liveRows, tailRows, type ViewState } from '../../src/tui/view.ts';
 import { zeroStats } from '../../src/agent/base/types.ts';
 
@@ -141,6 +141,16 @@ test('transcript: plan, sub-agents and tasks live in panes; their milestones rea
     '◆ agent 1 started: look around (m)', '◆ agent 1 ! stuck', '⚙ task #1 started: npm test',
     '◆ agent 1 finished (3 steps)', '⚙ task #1 finished: npm test — all green',
   ]);
+});
+
+test('transcript: escape sequences from the model are shown, never obeyed', () => {
+  assert.equal(clean('a\x1b[2Jb\x07c\rd\te\x9bf'), 'a␛[2Jbcd    ef');
+  const t = new Transcript('/w');
+  t.apply({ event: 'content', text: 'safe \x1b]0;title\x07 text\npartial \x1b[H' });
+  assert.equal(t.take()[0].text, 'safe ␛]0;title text');
+  assert.equal(t.live().partial, 'partial ␛[H');
+  const rows = liveRows(baseState({ live: { ...baseState().live, tool: { name: 'bash', summary: 'echo \x1b[31mred' } } }), { rows: 24, cols: 80 });
+  assert.ok(rows.flat().every((seg) => !seg.text.includes('\x1b')), 'no raw escape reaches a live row');
 });
 
 test('transcript: a resumed history replays prompts and replies; /export writes Markdown', () => {
