@@ -187,6 +187,7 @@ export class Controller {
             hint: this.busy ? 'esc cancels' : '',
             urgent: this.quitArmed ? 'press Ctrl-C again to quit' : '',
           },
+          cwd: this.o.cwd,
         },
         size,
       ),

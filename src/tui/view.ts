@@ -1,3 +1,4 @@
+import { isAbsolute, relative } from 'node:path';
 import { LIVE_ROWS_MAX, STREAM_TAIL_ROWS_MAX } from '../core/limits.ts';
 import type { Completion } from './commands.ts';
 import type { Question } from './questions.ts';
@@ -35,6 +36,8 @@ export interface ViewState {
   queued: number;
   menu: Menu | null;
   status: { model: string; approve: boolean; busy: boolean; spinner: number; hint: string; urgent: string };
+  /** The workspace, so paths inside it show relative. */
+  cwd: string;
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -56,6 +59,11 @@ export function tailRows(text: string, cols: number, max: number): string[] {
   const rows: string[] = [];
   for (let i = 0; i < cps.length; i += width) rows.push(cps.slice(i, i + width).join(''));
   return rows.slice(-max);
+}
+
+function shortPath(p: string, cwd: string): string {
+  const r = relative(cwd, p);
+  return r === '' || r.startsWith('..') || isAbsolute(r) ? p : r;
 }
 
 export function gauge(used: number, limit: number, cells = 10): string {
@@ -151,7 +159,7 @@ function questionRows(s: ViewState, max: number, cols: number): Row[] {
     const state = n === 0 ? '' : r.accepted[r.current] ? '✓ accept' : '✗ reject';
     rows.push([
       bar,
-      { text: `Review ${r.req.tool}: ${r.req.path}`, style: 'heading' },
+      { text: `Review ${r.req.tool}: ${shortPath(r.req.path, s.cwd)}`, style: 'heading' },
       { text: n > 0 ? `  hunk ${r.current + 1}/${n} ` : '  ', style: 'dim' },
       { text: state, style: n > 0 && r.accepted[r.current] ? 'ok' : 'fail' },
       { text: `  (${r.acceptedCount}/${n} accepted)${more}`, style: 'dim' },

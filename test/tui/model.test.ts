@@ -169,6 +169,7 @@ const baseState = (over: Partial<ViewState> = {}): ViewState => ({
   queued: 0,
   menu: null,
   status: { model: 'm', approve: true, busy: false, spinner: 0, hint: '', urgent: '' },
+  cwd: '/w',
   ...over,
 });
 const text = (rows: ReturnType<typeof liveRows>) => rows.map((r) => r.map((s) => s.text).join(''));

@@ -67,7 +67,7 @@ describe('rift terminal UI (tmux)', { skip }, () => {
     await p.type('capitalize beta and epsilon');
     await p.keys('Enter');
     let screen = await p.waitFor('hunk 1/2');
-    assert.match(screen, /Review write: .*a\.txt/);
+    assert.match(screen, /Review write: a\.txt {2}hunk 1\/2/, 'a path inside the workspace shows relative');
     assert.match(screen, /-beta/);
     assert.match(screen, /\+BETA/);
     assert.match(screen, /\(2\/2 accepted\)/);
