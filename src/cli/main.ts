@@ -11,6 +11,8 @@ export { VERSION };
 export const HELP = `rift ${VERSION} — read and change code by meaning
 
 Usage:
+  rift [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
+                                               the terminal UI: chat, review edits, slash commands (docs/tui.md)
   rift index [--workspace DIR] [--json]        build or refresh the index in DIR/.rift
   rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
                                                find declarations by (qualified) name
@@ -51,8 +53,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command?.startsWith('-') && argv.includes('--serve')) {
       return await (await import('./serve-command.ts')).runServeCommand(argv, VERSION);
     }
+    // No command word: the terminal UI (`rift`, `rift --model m --continue`).
+    if (command === undefined || (command.startsWith('-') && !['-h', '--help', '-V', '--version'].includes(command))) {
+      return await (await import('./tui-command.ts')).runTuiCommand(argv, VERSION);
+    }
     switch (command) {
-      case undefined:
       case '-h':
       case '--help':
       case 'help':

@@ -51,3 +51,17 @@ export const SERVER_START_WAIT_MS = 30_000;
 export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
 /** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
 export const SHELL_NESTING_MAX = 8;
+
+// The terminal UI (src/tui).
+/** Prompts kept in the input history (Up/Down), across sessions. */
+export const INPUT_HISTORY_MAX = 500;
+/** Rows the live region may use at most: Ink redraws everything once its output fills the screen. */
+export const LIVE_ROWS_MAX = 40;
+/** Rows of a streaming reply's unfinished paragraph shown live (finished lines go to the transcript). */
+export const STREAM_TAIL_ROWS_MAX = 6;
+/** Sessions listed by /sessions and the /resume picker. */
+export const SESSIONS_SHOWN_MAX = 20;
+/** Diff lines /diff shows per file. */
+export const DIFF_LINES_SHOWN_MAX = 200;
+/** Frame interval of the TUI's render scheduler (≈30 frames a second). */
+export const FRAME_MS = 33;

@@ -100,6 +100,14 @@ test('help, version, and errors that say what to do next', () => {
   assert.equal(help.code, 0);
   assert.match(help.stdout, /rift index \[--workspace DIR\]/);
   assert.match(help.stdout, /rift mcp/);
+  assert.match(help.stdout, /rift \[--model M\] .*\n.*the terminal UI/);
+  // No command word opens the terminal UI, which needs a terminal: without one it says what to run instead.
+  for (const args of [[], ['--model', 'm', '--continue']]) {
+    const noTty = rift(args, root);
+    assert.equal(noTty.code, 2);
+    assert.match(noTty.stderr, /the terminal UI needs a terminal on stdin and stdout — run `rift -p "<prompt>"` for one headless turn, or `rift --serve` for an editor/);
+  }
+  assert.match(rift(['--continue', '--resume', 'x'], root).stderr, /--continue and --resume cannot be combined/);
   assert.match(rift(['--version'], root).stdout, /^rift \d+\.\d+\.\d+\n$/);
   const unknown = rift(['frobnicate'], root);
   assert.equal(unknown.code, 2);

@@ -21,7 +21,7 @@ import { createApproval, openSession, type OpenedSession } from './setup.ts';
 import { agentTool } from './subagents.ts';
 import { WorkspaceCode } from './workspace-code.ts';
 
-// One assembly of the agent for every front end (`-p`, `--serve`, and later the TUI and ACP):
+// One assembly of the agent for every front end (`-p`, `--serve`, the TUI, and later ACP):
 // configuration, the model route and its preflight, the session, approval, extensions (skills,
 // plugins, personas, sub-agents), post-edit hooks, the bash sandbox, and the code tools once the
 // engine opens. Front ends differ only in their gate, their approval default and how they word a
