@@ -52,6 +52,22 @@ export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
 /** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
 export const SHELL_NESTING_MAX = 8;
 
+// MCP servers as the agent's tools, and the ACP front end.
+/** How long the agent waits for one MCP server to start and list its tools (reference B.11). */
+export const MCP_START_TIMEOUT_MS = 30_000;
+/** Each request to an MCP server the agent uses, a tool call included (reference B.11). */
+export const MCP_REQUEST_TIMEOUT_MS = 60_000;
+/** Tools one MCP server may offer the model; the rest are not registered (with a warning). */
+export const MCP_TOOLS_PER_SERVER_MAX = 128;
+/** Longest tool name a model provider accepts; a longer `<server>_<tool>` is not registered. */
+export const TOOL_NAME_CHARS_MAX = 64;
+/** Bytes of an MCP tool result the model sees; past it the middle is cut, with a note saying so. */
+export const MCP_RESULT_BYTES_MAX = 50_000;
+/** Bytes of a stdio MCP server's stderr kept to explain why it failed. */
+export const MCP_STDERR_TAIL_BYTES = 2000;
+/** Largest file an ACP tool call shows as a diff (old or new text); larger ones show only their location. */
+export const ACP_DIFF_BYTES_MAX = 1024 * 1024;
+
 // The terminal UI (src/tui).
 /** Prompts kept in the input history (Up/Down), across sessions. */
 export const INPUT_HISTORY_MAX = 500;

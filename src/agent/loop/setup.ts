@@ -2,7 +2,7 @@ import { Approval } from '../policy/approval.ts';
 import { userDirs, type PermissionConfig } from '../base/config.ts';
 import { PermissionRules } from '../policy/permissions.ts';
 import { resumeBrief, Session } from '../session/session.ts';
-import { persistAllowRule } from '../base/user-config.ts';
+import { persistRule } from '../base/user-config.ts';
 import type { Message } from '../base/types.ts';
 
 // Set-up shared by the front ends (`-p`, `--serve`): session selection (`--resume FILE`,
@@ -51,9 +51,9 @@ export function historyMessages(messages: readonly Message[]): Array<{ role: 'us
 export function createApproval(approve: boolean, permissions: PermissionConfig, cwd: string, warn: (text: string) => void): Approval {
   const rules = new PermissionRules(permissions, cwd);
   for (const m of rules.malformed) warn(m);
-  return new Approval(approve, rules, cwd, (rule) => {
+  return new Approval(approve, rules, cwd, (rule, list) => {
     try {
-      persistAllowRule(userDirs().config, rule);
+      persistRule(userDirs().config, rule, list);
     } catch (e) {
       warn(`could not persist permission rule: ${(e as Error).message}`);
     }

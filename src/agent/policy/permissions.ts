@@ -145,6 +145,29 @@ export class PermissionRules {
     if (r && !this.allow.some((a) => a.raw === r.raw)) this.allow.push(r);
   }
 
+  /** A "reject always" answer: the rule denies from now on (deny wins over every allow). */
+  addDeny(raw: string): void {
+    const r = parseRule(raw);
+    if (r && !this.deny.some((d) => d.raw === r.raw)) this.deny.push(r);
+  }
+
+  /**
+   * A tool addressed by name alone (an MCP server's `<server>_<tool>`): `Mcp(<glob>)` rules match
+   * the name (`Mcp(github_*)`, `Mcp(*)`), and a bare rule naming the tool matches it too; names
+   * compare case-insensitively. deny > ask > allow.
+   */
+  toolVerdict(name: string): Verdict {
+    const lower = name.toLowerCase();
+    const hit = (rules: readonly Rule[]) =>
+      rules.find((r) => (r.tool === 'mcp' ? r.pattern === null || flatGlobMatch(r.pattern.toLowerCase(), lower) : r.tool === lower && r.pattern === null))?.raw;
+    const d = hit(this.deny);
+    if (d) return { kind: 'deny', rule: d };
+    const a = hit(this.ask);
+    if (a) return { kind: 'ask', rule: a };
+    const ok = hit(this.allow);
+    return ok ? { kind: 'allow', rule: ok } : { kind: 'none' };
+  }
+
   /** A path tool's action: deny > ask > allow, each against the path and the file it resolves to. */
   verdict(tool: string, target: string): Verdict {
     const paths = this.pathForms(target);

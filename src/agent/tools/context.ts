@@ -3,7 +3,7 @@ import type { Approval } from '../policy/approval.ts';
 import type { Gate } from '../policy/gate.ts';
 import type { PostEditHooks } from '../policy/hooks.ts';
 import type { Sandbox } from '../policy/sandbox.ts';
-import type { BackgroundTasks } from '../base/tasks.ts';
+import type { BackgroundTasks, CommandRun } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { UndoJournal } from '../session/undo.ts';
 import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
@@ -17,6 +17,17 @@ export interface CodeServices {
   search?: SearchApi;
   change?: ChangeApi;
 }
+
+/** The files as an editor holds them (its open buffers, over ACP); absent: the disk. */
+export interface EditorFiles {
+  /** The file's text as the editor has it (unsaved changes included), or null to read the disk. */
+  read?(absPath: string, signal: AbortSignal): Promise<string | null>;
+  /** Writes the text through the editor; throws when the editor refuses. */
+  write?(absPath: string, content: string, signal: AbortSignal): Promise<void>;
+}
+
+/** Runs a foreground command somewhere else (an editor's terminal, over ACP); absent: a child process here. */
+export type CommandRunner = (argv: readonly string[], opts: { cwd: string; signal: AbortSignal; timeoutMs: number }) => Promise<CommandRun>;
 
 export interface AppliedDiff {
   path: string;
@@ -42,6 +53,10 @@ export interface ToolContext {
   sandbox?: Sandbox;
   /** Post-edit hooks, run after each applied write/edit/replace_symbol/patch; shared with sub-agents. */
   hooks?: PostEditHooks;
+  /** read, write and edit go through the editor when it offers its files. */
+  editorFiles?: EditorFiles;
+  /** bash runs its foreground commands here when set (already sandbox-wrapped). */
+  runner?: CommandRunner;
   /** Set by write/edit for the loop's edit_diff; one per call. */
   lastDiff?: AppliedDiff;
 }

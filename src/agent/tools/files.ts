@@ -113,7 +113,7 @@ export const readTool: Tool<ToolContext> = {
     if (statSync(abs).isDirectory()) throw new ToolError(`${path} is a directory; use ls to list it`);
     const bytes = new Uint8Array(readFileSync(abs));
     if (looksBinary(bytes)) throw new ToolError(`${path} appears to be a binary file`);
-    const text = Buffer.from(bytes).toString('utf8');
+    const text = (await ctx.editorFiles?.read?.(abs, ctx.signal)) ?? Buffer.from(bytes).toString('utf8');
     if (text.length === 0) return '(empty file)\n';
     const lines = text.split('\n');
     if (lines[lines.length - 1] === '') lines.pop();
@@ -160,17 +160,21 @@ interface Prior {
   binary: boolean;
 }
 
-function priorOf(abs: string): Prior {
+/** The file before a change; an editor's buffer wins over the disk for a text file it holds. */
+async function priorOf(ctx: ToolContext, abs: string): Promise<Prior> {
   if (!existsSync(abs)) return { exists: false, text: '', binary: false };
   const bytes = new Uint8Array(readFileSync(abs));
-  return { exists: true, text: Buffer.from(bytes).toString('utf8'), binary: looksBinary(bytes) };
+  const binary = looksBinary(bytes);
+  const text = (binary ? null : await ctx.editorFiles?.read?.(abs, ctx.signal)) ?? Buffer.from(bytes).toString('utf8');
+  return { exists: true, text, binary };
 }
 
 async function applyChange(ctx: ToolContext, kind: 'write' | 'edit', abs: string, prior: Prior, proposed: string): Promise<{ note: string; content: string }> {
   const auth = await ctx.approval.authorizeEdit(ctx.gate, { kind, absPath: abs, old: prior.binary ? null : prior.text, proposed }, ctx.signal);
   if (ctx.signal.aborted) throw new ToolError('cancelled by user');
   ctx.journal.record(abs);
-  writeAtomic(abs, auth.content);
+  if (ctx.editorFiles?.write) await ctx.editorFiles.write(abs, auth.content, ctx.signal);
+  else writeAtomic(abs, auth.content);
   if (!prior.binary) ctx.lastDiff = appliedDiff(abs, prior.text, auth.content);
   return { note: auth.partial ? PARTIAL_NOTE : '', content: auth.content };
 }
@@ -185,7 +189,7 @@ export const writeTool: Tool<ToolContext> = {
     const content = stringArg(args, 'content', 'write');
     const abs = resolvePath(ctx, path);
     if (existsSync(abs) && statSync(abs).isDirectory()) throw new ToolError(`${path} is a directory; give a file path`);
-    const prior = priorOf(abs);
+    const prior = await priorOf(ctx, abs);
     const { note } = await applyChange(ctx, 'write', abs, prior, content);
     const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
     return `Wrote ${Buffer.byteLength(content)} bytes to ${abs}${note}${hooks}`;
@@ -245,7 +249,7 @@ export const editTool: Tool<ToolContext> = {
     if (oldString === newString) throw new ToolError('old_string and new_string are identical');
     const abs = resolvePath(ctx, path);
     if (!existsSync(abs)) throw missingFile(ctx, path, abs);
-    const prior = priorOf(abs);
+    const prior = await priorOf(ctx, abs);
     if (prior.binary) throw new ToolError(`${path} appears to be a binary file; edit works on text files only`);
     const text = prior.text;
     // CRLF reconciliation: match and write in the file's own line endings.

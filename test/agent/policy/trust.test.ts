@@ -130,13 +130,13 @@ describe('trust requests', () => {
     const { projectTrust } = loadAgentConfig(cwd, {}, { RIFT_HOME: home });
     const hooks = workspaceHooks(cwd);
     assert.deepEqual(hooks.map((h) => h.id), ['lint']);
-    const requests = trustRequests({ projectConfig: projectTrust, hooks, plugins, trust });
+    const requests = trustRequests({ projectConfig: projectTrust, hooks, plugins, mcp: [], trust });
     assert.deepEqual(requests.map((r) => r.subject.kind), ['project-config', 'workspace-hooks', 'plugin']);
     assert.deepEqual(requests[1].detail, ['lint (validation): `npx eslint .`']);
     assert.deepEqual(requests[1].keys, [hooksKey(hooks)]);
     assert.match(requests[2].question, /^Project plugin 'tools' declares 1 tool\(s\)/);
     trust.add(hooksKey(hooks));
-    assert.deepEqual(trustRequests({ projectConfig: null, hooks, plugins, trust }).map((r) => r.subject.kind), ['plugin']);
+    assert.deepEqual(trustRequests({ projectConfig: null, hooks, plugins, mcp: [], trust }).map((r) => r.subject.kind), ['plugin']);
     // Fail-safe: only an explicit trust answer counts.
     assert.deepEqual(['trust', ' Yes ', 'y', 'skip', '', 'trust it', null].map(trustAnswered), [true, true, true, false, false, false, false]);
   });
