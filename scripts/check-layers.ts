@@ -18,8 +18,12 @@ export const LAYERS = [
   'agent',
   'serve',
   'tui',
+  'acp',
   'cli',
 ] as const;
+
+/** The front ends over the agent: each stands alone, so none imports another (only `cli` wires them). */
+export const FRONT_ENDS = ['serve', 'tui', 'acp'] as const;
 
 /**
  * The parts of `agent/`, in the same sense: a part imports only from itself and the parts
@@ -40,6 +44,10 @@ function files(dir: string): string[] {
 const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s*['"]([^'"]+)['"]/gm;
 
 const problems: string[] = [];
+
+function isFrontEnd(layer: string): boolean {
+  return (FRONT_ENDS as readonly string[]).includes(layer);
+}
 
 function agentPart(file: string): number {
   const part = relative(join(src, 'agent'), file).split(sep)[0];
@@ -78,6 +86,8 @@ for (const file of files(src)) {
     const targetRank = LAYERS.indexOf(targetLayer as (typeof LAYERS)[number]);
     if (targetRank > rank) {
       problems.push(`${relative(root, file)}: layer ${layer} imports ${targetLayer} (${spec}); ${layer} may import only ${LAYERS.slice(0, rank + 1).join(', ')}`);
+    } else if (targetLayer !== layer && isFrontEnd(layer) && isFrontEnd(targetLayer)) {
+      problems.push(`${relative(root, file)}: front end ${layer} imports front end ${targetLayer} (${spec}); front ends share code through agent/ only`);
     }
     if (layer === 'agent' && targetLayer === 'agent') checkAgentPart(file, target, spec);
   }

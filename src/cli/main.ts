@@ -31,6 +31,9 @@ Usage:
                                                run one agent turn headless (docs/agent.md)
   rift --serve [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
                                                editor protocol v1: JSON lines over stdio (docs/serve.md)
+  rift acp [--model M] [--host URL] [--approve[=false]]
+                                               the Agent Client Protocol over stdio, for editors
+                                               such as Zed and Neovim (docs/acp.md)
   rift trust [--workspace DIR] [--list]        decide on a terminal what this repository may run
                                                or redirect (its .rift.json, rift.toml hooks, plugins)
   rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
@@ -81,6 +84,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./server-command.ts')).runServerCommand(rest, VERSION);
       case 'status':
         return await (await import('./status-command.ts')).runStatus(rest);
+      case 'acp':
+        return await (await import('./acp-command.ts')).runAcpCommand(rest, VERSION);
       case 'trust':
         return await (await import('./trust-command.ts')).runTrust(rest);
       case 'doctor':
