@@ -1,25 +1,19 @@
 import { runAcp } from '../acp/run.ts';
-import { AGENT_OPTIONS, agentFlags, parse, UsageError } from './args.ts';
+import { agentFlags, approveArgs, parse, SESSION_OPTIONS, sessionFlags } from './args.ts';
 
 // `rift acp [--model M] [--host URL] [--approve[=false]]`: the Agent Client Protocol over stdio,
-// for editors that launch agents (Zed, Neovim, JetBrains, Emacs; docs/acp.md).
+// for editors that launch agents (Zed, Neovim, JetBrains, Emacs; docs/acp.md). Sessions are the
+// editor's to open and load, so `--continue` / `--resume` have no place here.
 
-const { continue: _continue, resume: _resume, ...SHARED } = AGENT_OPTIONS;
-const OPTIONS = {
-  ...SHARED,
-  'no-approve': { type: 'boolean' },
-  'no-index': { type: 'boolean' },
-} as const;
+const { continue: _continue, resume: _resume, ...SHARED } = SESSION_OPTIONS;
+const OPTIONS = { ...SHARED, 'no-index': { type: 'boolean' } } as const;
 
 export async function runAcpCommand(argv: readonly string[], version: string): Promise<number> {
-  const args = argv.map((a) => (a === '--approve=false' ? '--no-approve' : a === '--approve=true' ? '--approve' : a));
-  const { values } = parse(args, OPTIONS, 0);
-  if (values.approve && values['no-approve']) throw new UsageError('--approve and --approve=false cannot be combined');
-  if (values.temp !== undefined && !Number.isFinite(Number(values.temp))) throw new UsageError(`--temp must be a number, got ${values.temp}`);
+  const { values } = parse(approveArgs(argv), OPTIONS, 0);
   const code = await runAcp({
     version,
     flags: agentFlags(values),
-    approve: values.approve ? true : values['no-approve'] ? false : undefined,
+    approve: sessionFlags(values).approveMode,
     noIndex: values['no-index'] === true,
     log: (text) => process.stderr.write(`${text}\n`),
   });
