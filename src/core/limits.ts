@@ -51,3 +51,7 @@ export const SERVER_START_WAIT_MS = 30_000;
 export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
 /** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
 export const SHELL_NESTING_MAX = 8;
+/** Most hops one traversal walks (`traversal.depth`). */
+export const TRAVERSAL_DEPTH_MAX = 8;
+/** Most symbols one traversal visits before it stops with `traversal_truncated`. */
+export const TRAVERSAL_NODES_MAX = 1000;
