@@ -2,6 +2,7 @@ import { log } from '../core/log.ts';
 import { McpProxy } from '../mcp/proxy.ts';
 import { createMcpServer, serveStdio } from '../mcp/server.ts';
 import { canonicalRoot, Engine } from '../services/engine.ts';
+import { LogCapture } from '../services/log-capture.ts';
 import { parse, WORKSPACE } from './args.ts';
 
 // `rift mcp`: MCP over stdio. By default a thin proxy to the workspace's one `rift server`
@@ -21,7 +22,17 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   }
   log('info', 'mcp', 'MCP server starting', { version, standalone: true });
   const engine = await Engine.open(values.workspace ?? '.', { watch: true });
-  const server = createMcpServer({ read: engine.read, search: engine.search, change: engine.change }, version);
+  // Captured from here on: the engine is open, so the workspace database is.
+  const logs = new LogCapture(engine.root, engine.config);
+  const server = createMcpServer(
+    {
+      read: engine.read,
+      search: engine.search,
+      change: engine.change,
+      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+    },
+    version,
+  );
   // The first build runs while the client initializes; reads wait for it.
   engine.build().catch((err: Error) => log('warn', 'index.build', 'index build failed', { error: err.message }));
   const closed = new Promise<void>((resolve) => {
@@ -33,5 +44,6 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   await closed;
   await engine.close();
   log('info', 'mcp', 'MCP server stopped');
+  logs.close();
   return 0;
 }

@@ -294,6 +294,7 @@ export class Indexer {
   private publish(revision: string): void {
     this.digests = null;
     this.current = { revision, generation: this.current.generation + 1 };
+    log('info', 'index.publish', 'index snapshot published', { generation: this.current.generation, revision });
     for (const l of this.listeners) l(this.current);
   }
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { FileRelations } from '../../syntax/relations/types.ts';
 import type { Declaration } from '../../syntax/types.ts';
-import { GraphStore, type RefRow } from './graph-store.ts';
+import { GraphStore, type DeclRow, type RefRow } from './graph-store.ts';
 import { Resolver } from './resolve.ts';
 
 // The binding provider's graph over the index: each batch records the relation facts of the
@@ -180,6 +180,22 @@ export class RelationGraph {
     this.dirtyFields.clear();
     this.full = false;
   }
+}
+
+/** What the file-scope calls of these files (a script's top level, a `__main__` guard) resolve to. */
+export function fileScopeTargets(graph: GraphStore, paths: readonly string[]): DeclRow[] {
+  const resolver = new Resolver(graph);
+  const out: DeclRow[] = [];
+  for (const path of paths) {
+    const id = graph.fileId(path);
+    if (id === null) continue;
+    for (const ref of graph.refsOf(id)) {
+      if (ref.from_qname !== '' || ref.kind !== 'calls') continue;
+      const d = resolver.target(ref);
+      if (d !== null && d.kind !== 'class') out.push(d);
+    }
+  }
+  return out;
 }
 
 function symmetric(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {

@@ -220,6 +220,8 @@ export class FileSet {
   }
 
   private rustCrateRoot(fromPath: string): ModuleTarget | null {
+    const base = posix.basename(fromPath);
+    if ((base === 'lib.rs' || base === 'main.rs') && this.paths.has(fromPath)) return { path: fromPath, scope: '' };
     for (let dir = posix.dirname(fromPath); ; dir = posix.dirname(dir)) {
       for (const root of ['lib.rs', 'main.rs']) {
         const p = normal(`${dir}/${root}`);

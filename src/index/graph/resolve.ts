@@ -92,14 +92,20 @@ export class Resolver {
     this.files = new FileSet([...recorded].map(([path, f]) => ({ path, language: f.language })));
   }
 
+  /** The declaration a reference names, wherever it is made (a file-scope call included). */
+  target(ref: RefRow): DeclRow | null {
+    const ctx = this.ctx(ref.file_id);
+    return ctx === null ? null : (this.find(ctx, ref)?.decl ?? null);
+  }
+
   /** What a reference links, 0, 1 or 2 edges: the reference itself and, through an import, `imports`. */
   resolve(ref: RefRow): Resolved[] {
     const ctx = this.ctx(ref.file_id);
     const family = ctx?.family;
-    if (ctx === null || family === undefined) return [];
+    if (ctx === null || family === undefined || ref.from_qname === '') return [];
     const from = ctx.byQname.get(ref.from_qname) ?? this.typeNamed(ctx, ref.from_qname, ref.from_qname);
     if (from === null) return [];
-    const found = this.target(ctx, ref);
+    const found = this.find(ctx, ref);
     if (found === null || (found.decl.path === from.path && found.decl.qname === from.qname && ref.kind !== 'calls')) return [];
     let kind = ref.kind;
     // Calling a class constructs it (Python `Foo()`, a Rust tuple struct).
@@ -109,7 +115,7 @@ export class Resolver {
     return out;
   }
 
-  private target(ctx: FileCtx, ref: RefRow): Found | null {
+  private find(ctx: FileCtx, ref: RefRow): Found | null {
     const name = ref.name;
     const typeLike = ref.kind === 'extends' || ref.kind === 'implements' || ref.kind === 'embeds' || ref.kind === 'constructs';
     switch (ref.receiver) {
@@ -447,7 +453,8 @@ export class Resolver {
         continue;
       }
       // Not declared in this file: the type an `impl` block or a Go receiver names.
-      const t = this.typeNamed(ctx, prefix.slice(prefix.lastIndexOf(sep) + (prefix.includes(sep) ? sep.length : 0)), from);
+      const cut = prefix.lastIndexOf(sep);
+      const t = this.typeNamed(ctx, cut < 0 ? prefix : prefix.slice(cut + sep.length), from);
       if (t !== null) return t;
     }
     return null;
@@ -504,7 +511,7 @@ export class Resolver {
       if (ref.path !== type.path && familyOf(ref.language) !== 'rust') continue;
       const ctx = this.ctx(ref.file_id);
       if (ctx === null) continue;
-      const found = ref.receiver === 'none' ? this.typeNamed(ctx, ref.name, ref.from_qname) : this.target(ctx, ref)?.decl ?? null;
+      const found = ref.receiver === 'none' ? this.typeNamed(ctx, ref.name, ref.from_qname) : (this.find(ctx, ref)?.decl ?? null);
       if (found !== null && SCOPE_KINDS.has(found.kind) && !(found.path === type.path && found.qname === type.qname)) out.push(found);
     }
     this.baseCache.set(key, out);

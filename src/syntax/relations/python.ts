@@ -3,6 +3,7 @@
 // annotations and constructor calls give to attributes, module bindings, parameters and locals.
 
 import type { Node, Tree } from 'web-tree-sitter';
+import { MAIN_GUARD } from '../python.ts';
 import { forEachNode, Locals, type RelationSink } from './sink.ts';
 import type { ReceiverKind } from './types.ts';
 
@@ -31,6 +32,12 @@ export function pythonRelations(tree: Tree, sink: RelationSink): void {
         const n = c.currentNode;
         locals.push(n.endIndex);
         parameters(n.childForFieldName('parameters'));
+        return true;
+      }
+      case 'if_statement': {
+        const n = c.currentNode;
+        const cond = n.childForFieldName('condition');
+        if (n.parent?.type === 'module' && cond !== null && MAIN_GUARD.test(cond.text.replace(/\s+/g, ''))) sink.fileScope.push([n.startIndex, n.endIndex]);
         return true;
       }
       case 'class_definition': {

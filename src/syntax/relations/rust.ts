@@ -269,7 +269,9 @@ function pathParts(node: Node): { name: string; receiver: ReceiverKind; text: st
 /** The type an impl is for, as its members qualify (`Foo<T>` → `Foo`). */
 function baseType(t: Node): string | null {
   const name = typeName(t);
-  return name === null ? null : name.slice(name.lastIndexOf('::') + (name.includes('::') ? 2 : 0));
+  if (name === null) return null;
+  const cut = name.lastIndexOf('::');
+  return cut < 0 ? name : name.slice(cut + 2);
 }
 
 /** The named type a type expression reaches: through `&`, `&mut`, `Box<T>`-like wrappers, generics. */

@@ -39,6 +39,11 @@ export class RelationSink {
   private readonly memberKeys = new Set<string>();
   /** Short names declared at file scope (bare names a reference may mean). */
   readonly topLevel = new Set<string>();
+  /**
+   * Code-unit ranges whose file-scope calls are kept, with from `` (a script's top level, a
+   * Python `__main__` guard): they say where execution starts. Elsewhere they are dropped.
+   */
+  readonly fileScope: Array<[number, number]> = [];
 
   constructor(
     readonly source: SourceText,
@@ -94,7 +99,10 @@ export class RelationSink {
     if (name === '') return;
     const bytes = this.source.toByte(start);
     const from = this.enclosing(bytes);
-    if (from === null) return;
+    if (from === null) {
+      if (kind === 'calls' && this.fileScope.some(([s, e]) => s <= start && start < e)) this.refFrom('', kind, name, receiver, text, bytes, this.source.toByte(end));
+      return;
+    }
     this.refFrom(from.qualifiedName, kind, name, receiver, text, bytes, this.source.toByte(end));
   }
 

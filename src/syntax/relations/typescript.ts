@@ -15,6 +15,7 @@ const BINDING_FIELDS = new Set(['name', 'pattern', 'alias', 'parameter', 'label'
 
 export function typescriptRelations(tree: Tree, sink: RelationSink): void {
   const locals = new Locals();
+  sink.fileScope.push([0, tree.rootNode.endIndex + 1]); // a script's top level is where it starts
   moduleBindings(tree.rootNode, sink);
   const known = new Set([...sink.topLevel, ...sink.importedLocals()]);
 
