@@ -47,7 +47,7 @@ export class LogCapture {
       this.store = LogStore.open(this.root);
       this.unavailable = null;
     } catch (e) {
-      this.unavailable = `the log store could not be opened: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
+      this.unavailable = `the log store could not be opened: ${reason(e)}`;
     }
   }
 
@@ -126,7 +126,7 @@ export class LogCapture {
         pagination: pagination(pageIndex, total, perPage),
       };
     } catch (e) {
-      return { records: [], record_count: 0, pagination: pagination(0, 0, perPage), unavailable: `the log store could not be read: ${(e as Error).message}` };
+      return { records: [], record_count: 0, pagination: pagination(0, 0, perPage), unavailable: `the log store could not be read: ${reason(e)}` };
     }
   }
 
@@ -138,6 +138,12 @@ export class LogCapture {
     this.store?.close();
     this.store = null;
   }
+}
+
+/** What went wrong, without a path: a system call's code, else SQLite's own words. */
+function reason(e: unknown): string {
+  const err = e as NodeJS.ErrnoException;
+  return err.syscall !== undefined ? (err.code ?? 'io error') : err.message;
 }
 
 /** A log event as a record: `component` is the target's first segment, `operation` the target; a span's `elapsed_ms` is lifted out. */

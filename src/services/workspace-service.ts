@@ -2,7 +2,7 @@ import { digest8 } from '../core/digest.ts';
 import { invalidField } from '../core/errors.ts';
 import { WORKSPACE_PAGE_SOURCES_MAX } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
-import type { LanguageEntry } from '../config/workspace-config.ts';
+import { languageFor, type LanguageEntry } from '../config/workspace-config.ts';
 import type { WorkspaceResource } from '../protocol/resources.ts';
 import { SYNTAX_LANGUAGES } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
@@ -65,7 +65,11 @@ export class WorkspaceService {
         };
       }),
       hooks: config.hooks.map((h) => ({ id: h.id, kind: h.kind, role: h.role, include: [...h.include], exclude: [...h.exclude] })),
-      source: rows.map((f) => ({ path: f.path, digest: f.sha256.slice(0, 8), languages: f.language === null ? [] : [f.language] })),
+      source: rows.map((f) => {
+        // The entry that claims the path now, custom languages (no syntax provider) included.
+        const entry = languageFor(config, f.path);
+        return { path: f.path, digest: f.sha256.slice(0, 8), languages: entry === null ? [] : [entry.id] };
+      }),
       pagination: pagination(pageIndex, total, WORKSPACE_PAGE_SOURCES_MAX),
     };
   }
