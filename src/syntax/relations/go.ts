@@ -18,14 +18,17 @@ export function packageName(path: string): string {
   return last.replace(/^go-/, '').replace(/[.-].*$/, '');
 }
 
+
+/** The node kinds the walk looks at; every other node is passed over by its kind id. */
+const KINDS = ['import_spec', 'comment', 'interpreted_string_literal', 'raw_string_literal', 'function_declaration', 'method_declaration', 'func_literal', 'call_expression', 'composite_literal', 'field_declaration', 'type_elem', 'type_identifier', 'qualified_type', 'selector_expression', 'short_var_declaration', 'var_spec', 'range_clause', 'identifier'];
+
 export function goRelations(tree: Tree, sink: RelationSink): void {
   const locals = new Locals();
   const known = new Set<string>(sink.topLevel);
   /** The receiver name of each method frame: `s.x.M()` through it reads a field of the receiver type. */
   const receivers: Array<{ end: number; name: string }> = [];
 
-  forEachNode(tree, (c) => {
-    const type = c.nodeType;
+  forEachNode(tree, KINDS, (c, type) => {
     const start = c.startIndex;
     locals.at(start);
     while (receivers.length > 0 && receivers[receivers.length - 1].end <= start) receivers.pop();

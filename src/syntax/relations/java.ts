@@ -10,12 +10,15 @@ import type { ReceiverKind } from './types.ts';
 const FUNCTIONS = new Set(['method_declaration', 'constructor_declaration', 'compact_constructor_declaration', 'lambda_expression', 'static_initializer']);
 const BINDING_FIELDS = new Set(['name', 'scope', 'field']);
 
+
+/** The node kinds the walk looks at; every other node is passed over by its kind id. */
+const KINDS = ['import_declaration', 'package_declaration', 'line_comment', 'block_comment', 'string_literal', 'method_invocation', 'object_creation_expression', 'explicit_constructor_invocation', 'superclass', 'super_interfaces', 'extends_interfaces', 'type_identifier', 'scoped_type_identifier', 'field_declaration', 'local_variable_declaration', 'enhanced_for_statement', 'catch_formal_parameter', 'resource', 'identifier', ...FUNCTIONS];
+
 export function javaRelations(tree: Tree, sink: RelationSink): void {
   const locals = new Locals();
   const known = new Set<string>(sink.topLevel);
 
-  forEachNode(tree, (c) => {
-    const type = c.nodeType;
+  forEachNode(tree, KINDS, (c, type) => {
     locals.at(c.startIndex);
     switch (type) {
       case 'import_declaration':

@@ -12,12 +12,15 @@ const BINDING_FIELDS = new Set(['name', 'left', 'alias', 'function', 'attribute'
 const CLASS_NAME = /^_*[A-Z]/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
+
+/** The node kinds the walk looks at; every other node is passed over by its kind id. */
+const KINDS = ['import_statement', 'import_from_statement', 'comment', 'string', 'function_definition', 'lambda', 'if_statement', 'class_definition', 'call', 'type', 'assignment', 'for_statement', 'for_in_clause', 'as_pattern_target', 'named_expression', 'identifier'];
+
 export function pythonRelations(tree: Tree, sink: RelationSink): void {
   const locals = new Locals();
   const known = new Set<string>(sink.topLevel);
 
-  forEachNode(tree, (c) => {
-    const type = c.nodeType;
+  forEachNode(tree, KINDS, (c, type) => {
     locals.at(c.startIndex);
     switch (type) {
       case 'import_statement':

@@ -12,12 +12,15 @@ const WRAPPERS = new Set(['Box', 'Rc', 'Arc', 'RefCell', 'Cell', 'Mutex', 'RwLoc
 const BINDING_FIELDS = new Set(['name', 'pattern', 'alias', 'function', 'macro', 'field', 'path', 'label']);
 const TYPE_PATH = /^(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Z][A-Za-z0-9_]*$/;
 
+
+/** The node kinds the walk looks at; every other node is passed over by its kind id. */
+const KINDS = ['use_declaration', 'line_comment', 'block_comment', 'string_literal', 'raw_string_literal', 'function_item', 'closure_expression', 'call_expression', 'macro_invocation', 'struct_expression', 'impl_item', 'trait_bounds', 'type_identifier', 'scoped_type_identifier', 'field_declaration', 'let_declaration', 'for_expression', 'let_condition', 'match_arm', 'identifier'];
+
 export function rustRelations(tree: Tree, sink: RelationSink): void {
   const locals = new Locals();
   const known = new Set<string>(sink.topLevel);
 
-  forEachNode(tree, (c) => {
-    const type = c.nodeType;
+  forEachNode(tree, KINDS, (c, type) => {
     locals.at(c.startIndex);
     switch (type) {
       case 'use_declaration': {

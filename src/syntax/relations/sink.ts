@@ -2,7 +2,7 @@
 // what was seen (deduplicated per enclosing declaration), and the local bindings of the
 // functions the walk is inside. Positions in are parser code-unit indices; out, UTF-8 bytes.
 
-import type { Tree, TreeCursor } from 'web-tree-sitter';
+import type { Language, Tree, TreeCursor } from 'web-tree-sitter';
 import type { SourceText } from '../text.ts';
 import type { Declaration } from '../types.ts';
 import type { FileRelations, ImportBinding, MemberType, ReceiverKind, Reference, ReferenceKind } from './types.ts';
@@ -12,15 +12,41 @@ export const TYPE_KINDS: ReadonlySet<string> = new Set([
   'class', 'interface', 'struct', 'enum', 'trait', 'record', 'annotation_type', 'type', 'type_alias',
 ]);
 
+const kindTables = new WeakMap<Language, Map<string, Map<number, string>>>();
+
+/** Named node kinds of `language` among `kinds`, by numeric kind id (an id compares without a string). */
+function kindTable(language: Language, kinds: readonly string[]): Map<number, string> {
+  let byList = kindTables.get(language);
+  if (!byList) {
+    byList = new Map();
+    kindTables.set(language, byList);
+  }
+  const key = kinds.join(' ');
+  let table = byList.get(key);
+  if (!table) {
+    const wanted = new Set(kinds);
+    table = new Map();
+    for (let id = 0; id < language.nodeTypeCount; id++) {
+      const name = language.nodeTypeForId(id);
+      if (name !== null && wanted.has(name) && language.nodeTypeIsNamed(id)) table.set(id, name);
+    }
+    byList.set(key, table);
+  }
+  return table;
+}
+
 /**
- * Walks every node in pre-order; `visit` returns false to skip the node's children. The cursor
- * is handed over as is, so a visitor materializes a Node only for the kinds it cares about.
+ * Walks every node in pre-order and hands the nodes of the given `kinds` to `visit`, which
+ * returns false to skip the node's children. Other nodes are passed over by their numeric kind,
+ * and the cursor is handed over as is, so a visitor materializes a Node only where it needs one.
  */
-export function forEachNode(tree: Tree, visit: (cursor: TreeCursor) => boolean): void {
+export function forEachNode(tree: Tree, kinds: readonly string[], visit: (cursor: TreeCursor, kind: string) => boolean): void {
+  const table = kindTable(tree.language, kinds);
   const c = tree.walk();
   try {
     for (;;) {
-      if (visit(c) && c.gotoFirstChild()) continue;
+      const kind = table.get(c.nodeTypeId);
+      if ((kind === undefined || visit(c, kind)) && c.gotoFirstChild()) continue;
       while (!c.gotoNextSibling()) {
         if (!c.gotoParent()) return;
       }

@@ -13,14 +13,17 @@ const FUNCTIONS = new Set([
 /** Identifier positions that name a binding rather than use one. */
 const BINDING_FIELDS = new Set(['name', 'pattern', 'alias', 'parameter', 'label', 'left', 'function', 'constructor']);
 
+
+/** The node kinds the walk looks at; every other node is passed over by its kind id. */
+const KINDS = ['import_statement', 'comment', 'string', 'regex', 'export_statement', 'call_expression', 'new_expression', 'jsx_opening_element', 'jsx_self_closing_element', 'class_heritage', 'extends_type_clause', 'type_identifier', 'nested_type_identifier', 'identifier', 'shorthand_property_identifier', 'public_field_definition', 'field_definition', 'assignment_expression', 'variable_declarator', 'catch_clause', 'for_in_statement', 'class_declaration', 'abstract_class_declaration', ...FUNCTIONS];
+
 export function typescriptRelations(tree: Tree, sink: RelationSink): void {
   const locals = new Locals();
   sink.fileScope.push([0, tree.rootNode.endIndex + 1]); // a script's top level is where it starts
   moduleBindings(tree.rootNode, sink);
   const known = new Set([...sink.topLevel, ...sink.importedLocals()]);
 
-  forEachNode(tree, (c) => {
-    const type = c.nodeType;
+  forEachNode(tree, KINDS, (c, type) => {
     locals.at(c.startIndex);
     switch (type) {
       case 'import_statement':
