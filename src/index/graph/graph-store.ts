@@ -9,7 +9,7 @@ import type { Declaration } from '../../syntax/types.ts';
 // ids, so a re-parse that keeps a declaration keeps every edge to it.
 
 // Bumped when the recorded facts change shape or meaning: the graph is then rebuilt from the tree.
-const GRAPH_SCHEMA = '1';
+const GRAPH_SCHEMA = '2';
 
 export interface RefRow {
   id: number;
@@ -162,7 +162,8 @@ export class GraphStore {
       ),
       refsThroughField: db.prepare(
         `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
-         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.text = ? AND r.receiver = 'field'`,
+         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id
+         WHERE r.receiver IN ('field', 'typed', 'path') AND instr(r.text, ?) > 0`,
       ),
       deleteRefs: db.prepare(`DELETE FROM graph_refs WHERE file_id = ?`),
       insertRef: db.prepare(
@@ -269,9 +270,10 @@ export class GraphStore {
     }
   }
 
-  /** References through a field of `this` / `self` named `field`, in any file. */
+  /** References whose receiver reads a field named `field` (`this.field.f()`, `s.a.field.f()`), in any file. */
   refsThroughField(field: string): RefRow[] {
-    return this.stmts.refsThroughField.all(field) as RefRow[];
+    const segment = (text: string | null) => text !== null && text.split(/[.#]/).includes(field);
+    return (this.stmts.refsThroughField.all(field) as RefRow[]).filter((r) => segment(r.text));
   }
 
   /** `extends` / `implements` / `embeds` references made by declarations named `qname`, in any file. */

@@ -54,22 +54,34 @@ const COMMON_NAMES: Readonly<Record<LanguageFamily, ReadonlySet<string>>> = {
       'length size flat flatMap fill reverse at charAt charCodeAt padStart padEnd toLowerCase toUpperCase localeCompare dispose destroy run start stop init')
       .split(' '),
   ),
+  // Python's builtins are never workspace declarations, whatever a test fixture redefines.
   python: new Set(
     ('append extend insert pop remove clear copy count index sort reverse get keys values items update setdefault join split strip lstrip rstrip ' +
       'replace format startswith endswith lower upper encode decode read write close open add discard match search group groups sub find exists ' +
-      'run start stop send recv put wait result cancel done next iter len str repr hash init call enter exit')
+      'run start stop send recv put wait result cancel done next iter len str repr hash init call enter exit ' +
+      'abs all any ascii bin bool breakpoint bytearray bytes callable chr classmethod compile complex delattr dict dir divmod enumerate eval exec ' +
+      'filter float frozenset getattr globals hasattr help hex id input int isinstance issubclass locals map max memoryview min object oct ord ' +
+      'pow print property range reversed round set setattr slice sorted staticmethod sum super tuple type vars zip __import__ ' +
+      'BaseException Exception ArithmeticError AssertionError AttributeError EOFError ImportError ModuleNotFoundError IndexError KeyError ' +
+      'KeyboardInterrupt LookupError MemoryError NameError NotImplementedError OSError OverflowError RecursionError ReferenceError RuntimeError ' +
+      'StopIteration StopAsyncIteration SyntaxError SystemError SystemExit TypeError UnboundLocalError UnicodeError ValueError ZeroDivisionError ' +
+      'Warning UserWarning DeprecationWarning RuntimeWarning FileNotFoundError PermissionError TimeoutError ConnectionError NotADirectoryError')
       .split(' '),
   ),
   rust: new Set(
     ('new default clone to_string to_owned into from iter iter_mut into_iter map and_then unwrap unwrap_or expect ok err is_some is_none push pop ' +
       'insert remove get get_mut len is_empty contains collect fmt eq cmp partial_cmp hash as_ref as_mut borrow borrow_mut lock read write ' +
-      'send recv next filter find extend join split trim parse drop deref build run start')
+      'send recv next filter find extend join split trim parse drop deref build run start ' +
+      'Vec String Option Some None Result Ok Err Box Rc Arc Cell RefCell Mutex RwLock HashMap HashSet BTreeMap BTreeSet VecDeque Path PathBuf ' +
+      'println print eprintln eprint format write writeln vec assert assert_eq assert_ne panic todo unimplemented unreachable matches dbg')
       .split(' '),
   ),
   go: new Set(('String Error Len Less Swap Read Write Close Get Set Add Delete Lock Unlock Run Start Stop Next Done Err Value Load Store New Init').split(' ')),
   java: new Set(
     ('equals hashCode toString get set put add remove size isEmpty contains iterator next hasNext close run start stop apply accept test length ' +
-      'append build of valueOf compareTo clone getClass println print format stream map filter collect')
+      'append build of valueOf compareTo clone getClass println print format stream map filter collect ' +
+      'String Object Integer Long Double Boolean List Map Set ArrayList HashMap HashSet Optional Exception RuntimeException IllegalArgumentException ' +
+      'IllegalStateException StringBuilder System Math Thread')
       .split(' '),
   ),
 };
@@ -138,12 +150,12 @@ export class Resolver {
         return null;
       }
       case 'field': {
-        const type = this.enclosingType(ctx, ref.from_qname);
-        const fieldType = type === null ? null : this.fieldType(type, ref.text ?? '');
-        return fieldType === null ? null : wrap(this.member(fieldType, name));
+        const type = this.throughFields(this.enclosingType(ctx, ref.from_qname), ref.text ?? '');
+        return type === null ? null : wrap(this.member(type, name));
       }
       case 'typed': {
-        const type = this.typeNamed(ctx, ref.text ?? '', ref.from_qname);
+        const [stated, fields] = (ref.text ?? '').split('#');
+        const type = this.throughFields(this.typeNamed(ctx, stated, ref.from_qname), fields ?? '');
         return type === null ? null : wrap(this.member(type, name));
       }
       case 'local':
@@ -370,6 +382,21 @@ export class Resolver {
     if (ctx.family === 'rust' && (head === 'crate' || head === 'self' || head === 'super')) {
       return this.inModules(this.files.resolve('rust', ctx.path, path), name, ctx.family, false);
     }
+    // A field (Java, used bare) or a module-level binding with a stated type, then its fields.
+    const fields = rest.join('.');
+    if (ctx.family === 'java') {
+      for (let type = this.enclosingType(ctx, from); type !== null; type = this.outerType(type)) {
+        const t = this.fieldType(type, head);
+        if (t === null) continue;
+        const target = this.throughFields(t, fields);
+        return target === null ? null : wrap(this.member(target, name));
+      }
+    }
+    const stated = this.graph.memberType(ctx.id, '', head);
+    if (stated !== null) {
+      const t = this.throughFields(this.typeNamed(ctx, stated, from), fields);
+      return t === null ? null : wrap(this.member(t, name));
+    }
     for (const b of ctx.imports) {
       if (b.local !== head || b.module === '') continue;
       const bound = this.binding(ctx, b, 0);
@@ -516,6 +543,17 @@ export class Resolver {
     }
     this.baseCache.set(key, out);
     return out;
+  }
+
+  /** The type reached from `type` through a `.`-joined field path (`` is `type` itself). */
+  private throughFields(type: DeclRow | null, path: string): DeclRow | null {
+    let t = type;
+    if (path === '') return t;
+    for (const field of path.split('.')) {
+      if (t === null) return null;
+      t = this.fieldType(t, field);
+    }
+    return t;
   }
 
   /** The stated type of field `field` of `type` (or of its bases), resolved where the field is declared. */

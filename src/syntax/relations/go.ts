@@ -181,9 +181,20 @@ export function goRelations(tree: Tree, sink: RelationSink): void {
       return local.type === null ? ['local', null] : ['typed', local.type];
     }
     if (operand.type === 'selector_expression') {
-      const inner = operand.childForFieldName('operand');
-      const field = operand.childForFieldName('field');
-      if (inner?.type === 'identifier' && inner.text === self && field !== null) return ['field', field.text];
+      // `s.a.b.M()` reads fields of the receiver s, or of a typed local.
+      const chain: string[] = [];
+      let base: Node | null = operand;
+      while (base !== null && base.type === 'selector_expression') {
+        const field = base.childForFieldName('field');
+        if (field === null) return ['local', null];
+        chain.unshift(field.text);
+        base = base.childForFieldName('operand');
+      }
+      if (base?.type === 'identifier') {
+        if (base.text === self) return ['field', chain.join('.')];
+        const local = locals.lookup(base.text);
+        if (local?.type != null) return ['typed', `${local.type}#${chain.join('.')}`];
+      }
     }
     if (operand.type === 'parenthesized_expression' || operand.type === 'unary_expression') {
       const inner = operand.childForFieldName('operand') ?? operand.firstNamedChild;

@@ -164,12 +164,20 @@ export function javaRelations(tree: Tree, sink: RelationSink): void {
         return local.type === null ? ['local', null] : ['typed', local.type];
       }
       case 'field_access': {
-        const inner = object.childForFieldName('object');
-        const field = object.childForFieldName('field');
-        if (inner?.type === 'this' && field !== null) return ['field', field.text];
-        const path = compact(object.text);
-        if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(path) && locals.lookup(path.slice(0, path.indexOf('.'))) === undefined) return ['path', path];
-        return ['local', null];
+        // `this.a.b.m()` reads fields of this; `s.a.m()` of a typed local; `a.b.C.m()` a path.
+        const chain: string[] = [];
+        let base: Node | null = object;
+        while (base !== null && base.type === 'field_access') {
+          const field = base.childForFieldName('field');
+          if (field === null) return ['local', null];
+          chain.unshift(field.text);
+          base = base.childForFieldName('object');
+        }
+        if (base?.type === 'this') return ['field', chain.join('.')];
+        if (base?.type !== 'identifier') return ['local', null];
+        const local = locals.lookup(base.text);
+        if (local === undefined) return ['path', [base.text, ...chain].join('.')];
+        return local.type === null ? ['local', null] : ['typed', `${local.type}#${chain.join('.')}`];
       }
       case 'parenthesized_expression': {
         const inner = object.firstNamedChild;

@@ -205,12 +205,20 @@ export function pythonRelations(tree: Tree, sink: RelationSink): void {
     }
     if (object.type === 'call' && object.childForFieldName('function')?.text === 'super') return ['super', null];
     if (object.type === 'attribute') {
-      const inner = object.childForFieldName('object');
-      const attribute = object.childForFieldName('attribute');
-      if (inner?.text === 'self' && attribute !== null) return ['field', attribute.text];
-      const path = object.text.replace(/\s+/g, '');
-      const head = path.slice(0, path.indexOf('.'));
-      if (IDENTIFIER.test(path) && locals.lookup(head) === undefined && head !== 'self') return ['path', path];
+      // `self.a.b.f()` reads attributes of self; `s.a.f()` of a typed local; `m.a.f()` a path.
+      const chain: string[] = [];
+      let base: Node | null = object;
+      while (base !== null && base.type === 'attribute') {
+        const attribute = base.childForFieldName('attribute');
+        if (attribute === null) return ['local', null];
+        chain.unshift(attribute.text);
+        base = base.childForFieldName('object');
+      }
+      if (base?.type !== 'identifier') return ['local', null];
+      if (base.text === 'self') return ['field', chain.join('.')];
+      const local = locals.lookup(base.text);
+      if (local === undefined) return ['path', [base.text, ...chain].join('.')];
+      if (local.type !== null) return ['typed', `${local.type}#${chain.join('.')}`];
     }
     return ['local', null];
   }

@@ -233,10 +233,19 @@ export function rustRelations(tree: Tree, sink: RelationSink): void {
         return local.type === null ? ['local', null] : ['typed', local.type];
       }
       case 'field_expression': {
-        const inner = value.childForFieldName('value');
-        const field = value.childForFieldName('field');
-        if (inner?.type === 'self' && field !== null) return ['field', field.text];
-        return ['local', null];
+        // `self.a.b.f()` reads fields of self; `s.a.f()` fields of a typed local.
+        const chain: string[] = [];
+        let base: Node | null = value;
+        while (base !== null && base.type === 'field_expression') {
+          const field = base.childForFieldName('field');
+          if (field === null) return ['local', null];
+          chain.unshift(field.text);
+          base = base.childForFieldName('value');
+        }
+        if (base?.type === 'self') return ['field', chain.join('.')];
+        if (base?.type !== 'identifier') return ['local', null];
+        const local = locals.lookup(base.text);
+        return local?.type == null ? ['local', null] : ['typed', `${local.type}#${chain.join('.')}`];
       }
       case 'reference_expression':
       case 'parenthesized_expression': {

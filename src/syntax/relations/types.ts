@@ -10,8 +10,10 @@ export type ReferenceKind = 'calls' | 'constructs' | 'references' | 'extends' | 
  * - `none`   a bare name (`f()`, `Foo`)
  * - `self`   through `this` / `self` (`this.f()`, `self.f()`)
  * - `super`  through `super` (`super.f()`, `super().f()`)
- * - `field`  through a field of `this` / `self` (`this.store.f()`); `text` is the field
- * - `typed`  through a local or parameter whose type the syntax states; `text` is the type
+ * - `field`  through fields of `this` / `self` (`this.store.f()`, `this.a.b.f()`); `text` is the
+ *            field path, `.`-joined
+ * - `typed`  through a local or parameter whose type the syntax states; `text` is the type,
+ *            then `#` and the field path read from it when there is one (`Store#inner`)
  * - `local`  through a local or parameter of unknown type
  * - `name`   through a non-local name (`ns.f()`, `Foo.f()`, `pkg.F()`); `text` is the name
  * - `path`   through a qualified path (`a::b::f()`, `a.b.f()`); `text` is the path as written,

@@ -163,13 +163,20 @@ export function typescriptRelations(tree: Tree, sink: RelationSink): void {
         return local.type === null ? ['local', null] : ['typed', local.type];
       }
       case 'member_expression': {
-        const inner = object.childForFieldName('object');
-        const property = object.childForFieldName('property');
-        if (inner?.type === 'this' && property !== null) return ['field', property.text];
-        if (inner?.type === 'identifier' && property !== null && locals.lookup(inner.text) === undefined) {
-          return ['path', `${inner.text}.${property.text}`];
+        // `this.a.b.f()` reads fields of this; `s.a.f()` fields of a typed local; `ns.a.f()` a path.
+        const chain: string[] = [];
+        let base: Node | null = object;
+        while (base !== null && base.type === 'member_expression') {
+          const property = base.childForFieldName('property');
+          if (property === null) return ['local', null];
+          chain.unshift(property.text);
+          base = base.childForFieldName('object');
         }
-        return ['local', null];
+        if (base?.type === 'this') return ['field', chain.join('.')];
+        if (base?.type !== 'identifier') return ['local', null];
+        const local = locals.lookup(base.text);
+        if (local === undefined) return ['path', [base.text, ...chain].join('.')];
+        return local.type === null ? ['local', null] : ['typed', `${local.type}#${chain.join('.')}`];
       }
       default:
         return ['local', null];
