@@ -12,7 +12,7 @@ import { log } from '../core/log.ts';
 import { parseInput } from '../protocol/validate.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
 import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
-import { RESOURCES, RESOURCE_MIME_TYPE, resolveResourceUri, type ResourceServices } from './resources.ts';
+import { RESOURCES, RESOURCE_MIME_TYPE, resolveResourceUri } from './resources.ts';
 import { wireError } from './errors.ts';
 
 // The MCP transport: the tool table over the SDK's low-level Server, so a failure reaches
@@ -58,7 +58,7 @@ export function servedResources() {
   };
 }
 
-export function createMcpServer(services: ToolServices & { resources: ResourceServices }, version: string): Server {
+export function createMcpServer(services: ToolServices, version: string): Server {
   const server = new Server(
     { name: 'rift', version },
     { capabilities: { tools: {}, resources: {} }, instructions: SERVER_INSTRUCTIONS },

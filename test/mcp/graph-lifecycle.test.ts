@@ -46,8 +46,9 @@ describe('a disabled binding provider', () => {
   });
 
   test('with data from an earlier build, traversal answers from it, across a restart, and edits wait for re-enabling', async () => {
+    // Standalone: a restart must restart the engine, not reconnect to a shared server.
     const root = tempWorkspace(FILES);
-    let rift = await startRift(root);
+    let rift = await startRift(root, {}, { standalone: true });
     try {
       const before = (await rift.call('search', { traversal: { seed: A('a') } })) as Hits;
       assert.ok(before.results.some((h) => h.hit.symbol.id === B('b')));
@@ -57,7 +58,7 @@ describe('a disabled binding provider', () => {
       assert.deepEqual(kept.results, before.results);
 
       await rift.close();
-      rift = await startRift(root);
+      rift = await startRift(root, {}, { standalone: true });
       const restarted = (await rift.call('search', { traversal: { seed: A('a') } })) as Hits;
       assert.deepEqual(restarted.results, before.results);
 

@@ -197,10 +197,13 @@ describe('rift://workspace', () => {
   });
 });
 
+// The log tests read the records of one process: the server serves in the rift mcp process.
+const standalone = (root: string) => startRift(root, {}, { standalone: true });
+
 describe('rift://logs', () => {
   test('records newest first, every field, closed spans with elapsed_ms, and the page and retention bounds', async () => {
     const root = tempWorkspace({ 'a.py': 'def f():\n    pass\n', 'rift.toml': '[logs]\ncapture = "debug"\npage_records = 3\nretention_records = 5\n' });
-    const rift = await startRift(root);
+    const rift = await standalone(root);
     try {
       for (let i = 0; i < 6; i++) await rift.call('get_symbol', { name: 'f' });
       const page = (await read(rift, 'rift://logs')) as { records: Array<Record<string, unknown>>; record_count: number; pagination: unknown };
@@ -230,7 +233,7 @@ describe('rift://logs', () => {
 
   test('the capture filter admits only its level and above', async () => {
     const root = tempWorkspace({ 'a.py': 'def f():\n    pass\n', 'rift.toml': '[logs]\ncapture = "warn"\n' });
-    const rift = await startRift(root);
+    const rift = await standalone(root);
     try {
       await rift.call('get_symbol', { name: 'f' });
       await rift.fail('get_symbol', { name: 'f', limit: 0 });
@@ -248,7 +251,7 @@ describe('rift://logs', () => {
 
   test('logs answer while every other read refuses, and say why', async () => {
     const root = tempWorkspace({ 'a.py': 'def f():\n    pass\n' });
-    const rift = await startRift(root);
+    const rift = await standalone(root);
     try {
       await rift.call('get_symbol', { name: 'f' });
       writeFileSync(join(root, 'rift.toml'), '[logs\n');
@@ -268,7 +271,7 @@ describe('rift://logs', () => {
 
   test('a full queue drops later events and the writer records how many it dropped', async () => {
     const root = tempWorkspace({ 'a.py': 'def f():\n    pass\n', 'rift.toml': '[logs]\ncapture = "debug"\nretention_records = 100000\n' });
-    const rift = await startRift(root);
+    const rift = await standalone(root);
     try {
       await rift.call('get_symbol', { name: 'f' });
       // Another process holds the database's write lock: the writer cannot drain the queue.
@@ -300,7 +303,7 @@ describe('rift://logs', () => {
     const db = new Database(join(root, '.rift/rift.db'));
     db.exec('CREATE VIEW logs AS SELECT 1 AS id');
     db.close();
-    const rift = await startRift(root);
+    const rift = await standalone(root);
     try {
       await rift.call('get_symbol', { name: 'f' });
       const r = await read(rift, 'rift://logs');
