@@ -18,16 +18,8 @@ export interface LogRecordRow {
   elapsed_ms: number | null;
 }
 
-export interface NewLogRecord {
-  recorded_at_ms: number;
-  level: string;
-  target: string;
-  component: string;
-  operation: string;
-  message: string;
-  fields: Record<string, unknown>;
-  elapsed_ms: number | null;
-}
+/** A record to write: the row without its id, its fields as an object. */
+export type NewLogRecord = Omit<LogRecordRow, 'id' | 'fields'> & { fields: Record<string, unknown> };
 
 export class LogStore {
   private readonly insert: Database.Statement;

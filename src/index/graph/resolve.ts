@@ -35,6 +35,8 @@ interface FileCtx {
   family: LanguageFamily;
   decls: DeclRow[];
   byQname: Map<string, DeclRow>;
+  /** Declarations by short name (a large file holds thousands; a lookup reads only its name's). */
+  byName: Map<string, DeclRow[]>;
   imports: ImportRow[];
 }
 
@@ -180,7 +182,13 @@ export class Resolver {
     if (file === undefined || family === null) return null;
     const { path, language } = file;
     const decls = this.graph.declsOf(fileId);
-    const ctx: FileCtx = { id: fileId, path, language, family, decls, byQname: new Map(decls.map((d) => [d.qname, d])), imports: this.graph.importsOf(fileId) };
+    const byName = new Map<string, DeclRow[]>();
+    for (const d of decls) {
+      const list = byName.get(d.name);
+      if (list) list.push(d);
+      else byName.set(d.name, [d]);
+    }
+    const ctx: FileCtx = { id: fileId, path, language, family, decls, byQname: new Map(decls.map((d) => [d.qname, d])), byName, imports: this.graph.importsOf(fileId) };
     this.ctxs.set(fileId, ctx);
     return ctx;
   }
@@ -244,8 +252,7 @@ export class Resolver {
     const sep = ctx.family === 'rust' ? '::' : '.';
     let best: DeclRow | null = null;
     let bestScore = -1;
-    for (const d of ctx.decls) {
-      if (d.name !== name) continue;
+    for (const d of ctx.byName.get(name) ?? []) {
       const scopeLike = SCOPE_KINDS.has(d.kind);
       if (types === 'only' && !scopeLike) continue;
       let depth = 0;

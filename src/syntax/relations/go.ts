@@ -4,7 +4,8 @@
 // and `var` / `:=` bindings state or construct.
 
 import type { Node, Tree } from 'web-tree-sitter';
-import { forEachNode, Locals, type RelationSink } from './sink.ts';
+import { goTypeName as typeName } from '../go.ts';
+import { forEachNode, Locals, memberChain, type RelationSink } from './sink.ts';
 import type { ReceiverKind } from './types.ts';
 
 const BINDING_FIELDS = new Set(['name', 'left', 'function', 'field', 'label', 'package']);
@@ -176,24 +177,15 @@ export function goRelations(tree: Tree, sink: RelationSink): void {
     const self = receivers[receivers.length - 1]?.name;
     if (operand.type === 'identifier') {
       if (operand.text === self) return ['self', null];
-      const local = locals.lookup(operand.text);
-      if (local === undefined) return ['name', operand.text];
-      return local.type === null ? ['local', null] : ['typed', local.type];
+      return locals.receiver(operand.text);
     }
     if (operand.type === 'selector_expression') {
       // `s.a.b.M()` reads fields of the receiver s, or of a typed local.
-      const chain: string[] = [];
-      let base: Node | null = operand;
-      while (base !== null && base.type === 'selector_expression') {
-        const field = base.childForFieldName('field');
-        if (field === null) return ['local', null];
-        chain.unshift(field.text);
-        base = base.childForFieldName('operand');
-      }
+      const { base, chain } = memberChain(operand, 'selector_expression', 'operand', 'field');
       if (base?.type === 'identifier') {
         if (base.text === self) return ['field', chain.join('.')];
-        const local = locals.lookup(base.text);
-        if (local?.type != null) return ['typed', `${local.type}#${chain.join('.')}`];
+        const chained = locals.chained(base.text, chain, false);
+        if (chained[0] === 'typed') return chained;
       }
     }
     if (operand.type === 'parenthesized_expression' || operand.type === 'unary_expression') {
@@ -216,28 +208,6 @@ export function goRelations(tree: Tree, sink: RelationSink): void {
       if (pkg && name) sink.ref(kind, name.text, 'name', pkg.text, name.startIndex, name.endIndex);
     }
   }
-}
-
-/** The named type a type expression reaches: `T`, `*T`, `pkg.T`, `T[K]`. */
-export function typeName(t: Node | null): string | null {
-  while (t !== null) {
-    switch (t.type) {
-      case 'pointer_type':
-      case 'parenthesized_type':
-        t = t.firstNamedChild;
-        break;
-      case 'generic_type':
-        t = t.childForFieldName('type');
-        break;
-      case 'type_identifier':
-        return t.text;
-      case 'qualified_type':
-        return t.text.replace(/\s+/g, '');
-      default:
-        return null;
-    }
-  }
-  return null;
 }
 
 /** `T{…}`, `&T{…}`, `NewT(…)`, `pkg.NewT(…)` give their binding the type T (by Go's constructor convention). */

@@ -4,7 +4,7 @@
 
 import type { Node, Tree } from 'web-tree-sitter';
 import { compact } from '../attachment.ts';
-import { forEachNode, Locals, type RelationSink } from './sink.ts';
+import { forEachNode, Locals, memberChain, type RelationSink } from './sink.ts';
 import type { ReceiverKind } from './types.ts';
 
 const FUNCTIONS = new Set(['method_declaration', 'constructor_declaration', 'compact_constructor_declaration', 'lambda_expression', 'static_initializer']);
@@ -158,26 +158,13 @@ export function javaRelations(tree: Tree, sink: RelationSink): void {
         return ['self', null];
       case 'super':
         return ['super', null];
-      case 'identifier': {
-        const local = locals.lookup(object.text);
-        if (local === undefined) return ['name', object.text];
-        return local.type === null ? ['local', null] : ['typed', local.type];
-      }
+      case 'identifier':
+        return locals.receiver(object.text);
       case 'field_access': {
         // `this.a.b.m()` reads fields of this; `s.a.m()` of a typed local; `a.b.C.m()` a path.
-        const chain: string[] = [];
-        let base: Node | null = object;
-        while (base !== null && base.type === 'field_access') {
-          const field = base.childForFieldName('field');
-          if (field === null) return ['local', null];
-          chain.unshift(field.text);
-          base = base.childForFieldName('object');
-        }
+        const { base, chain } = memberChain(object, 'field_access', 'object', 'field');
         if (base?.type === 'this') return ['field', chain.join('.')];
-        if (base?.type !== 'identifier') return ['local', null];
-        const local = locals.lookup(base.text);
-        if (local === undefined) return ['path', [base.text, ...chain].join('.')];
-        return local.type === null ? ['local', null] : ['typed', `${local.type}#${chain.join('.')}`];
+        return base?.type === 'identifier' ? locals.chained(base.text, chain, true) : ['local', null];
       }
       case 'parenthesized_expression': {
         const inner = object.firstNamedChild;

@@ -4,7 +4,7 @@
 
 import type { Node, Tree } from 'web-tree-sitter';
 import { MAIN_GUARD } from '../python.ts';
-import { forEachNode, Locals, type RelationSink } from './sink.ts';
+import { forEachNode, Locals, memberChain, type RelationSink } from './sink.ts';
 import type { ReceiverKind } from './types.ts';
 
 /** Identifier positions that bind a name rather than use it. */
@@ -199,26 +199,16 @@ export function pythonRelations(tree: Tree, sink: RelationSink): void {
     if (object.type === 'identifier') {
       const name = object.text;
       if (name === 'self' || name === 'cls') return ['self', null];
-      const local = locals.lookup(name);
-      if (local === undefined) return ['name', name];
-      return local.type === null ? ['local', null] : ['typed', local.type];
+      return locals.receiver(name);
     }
     if (object.type === 'call' && object.childForFieldName('function')?.text === 'super') return ['super', null];
     if (object.type === 'attribute') {
       // `self.a.b.f()` reads attributes of self; `s.a.f()` of a typed local; `m.a.f()` a path.
-      const chain: string[] = [];
-      let base: Node | null = object;
-      while (base !== null && base.type === 'attribute') {
-        const attribute = base.childForFieldName('attribute');
-        if (attribute === null) return ['local', null];
-        chain.unshift(attribute.text);
-        base = base.childForFieldName('object');
-      }
+      const { base, chain } = memberChain(object, 'attribute', 'object', 'attribute');
       if (base?.type !== 'identifier') return ['local', null];
       if (base.text === 'self') return ['field', chain.join('.')];
-      const local = locals.lookup(base.text);
-      if (local === undefined) return ['path', [base.text, ...chain].join('.')];
-      if (local.type !== null) return ['typed', `${local.type}#${chain.join('.')}`];
+      const chained = locals.chained(base.text, chain, true);
+      if (chained[0] !== 'local') return chained;
     }
     return ['local', null];
   }

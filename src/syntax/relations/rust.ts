@@ -4,7 +4,7 @@
 
 import type { Node, Tree } from 'web-tree-sitter';
 import { compact } from '../attachment.ts';
-import { forEachNode, Locals, type RelationSink } from './sink.ts';
+import { forEachNode, Locals, memberChain, type RelationSink } from './sink.ts';
 import type { ReceiverKind } from './types.ts';
 
 /** Smart pointers and wrappers whose methods a call reaches through auto-deref. */
@@ -227,25 +227,13 @@ export function rustRelations(tree: Tree, sink: RelationSink): void {
     switch (value.type) {
       case 'self':
         return ['self', null];
-      case 'identifier': {
-        const local = locals.lookup(value.text);
-        if (local === undefined) return ['name', value.text];
-        return local.type === null ? ['local', null] : ['typed', local.type];
-      }
+      case 'identifier':
+        return locals.receiver(value.text);
       case 'field_expression': {
         // `self.a.b.f()` reads fields of self; `s.a.f()` fields of a typed local.
-        const chain: string[] = [];
-        let base: Node | null = value;
-        while (base !== null && base.type === 'field_expression') {
-          const field = base.childForFieldName('field');
-          if (field === null) return ['local', null];
-          chain.unshift(field.text);
-          base = base.childForFieldName('value');
-        }
+        const { base, chain } = memberChain(value, 'field_expression', 'value', 'field');
         if (base?.type === 'self') return ['field', chain.join('.')];
-        if (base?.type !== 'identifier') return ['local', null];
-        const local = locals.lookup(base.text);
-        return local?.type == null ? ['local', null] : ['typed', `${local.type}#${chain.join('.')}`];
+        return base?.type === 'identifier' ? locals.chained(base.text, chain, false) : ['local', null];
       }
       case 'reference_expression':
       case 'parenthesized_expression': {

@@ -2,7 +2,7 @@
 // what was seen (deduplicated per enclosing declaration), and the local bindings of the
 // functions the walk is inside. Positions in are parser code-unit indices; out, UTF-8 bytes.
 
-import type { Language, Tree, TreeCursor } from 'web-tree-sitter';
+import type { Language, Node, Tree, TreeCursor } from 'web-tree-sitter';
 import type { SourceText } from '../text.ts';
 import type { Declaration } from '../types.ts';
 import type { FileRelations, ImportBinding, MemberType, ReceiverKind, Reference, ReferenceKind } from './types.ts';
@@ -54,6 +54,23 @@ export function forEachNode(tree: Tree, kinds: readonly string[], visit: (cursor
   } finally {
     c.delete();
   }
+}
+
+/**
+ * Unwinds nested member accesses (`a.b.c` as `kind` nodes with `object` and `member` fields): the
+ * innermost object and the member names read from it, outermost last. A `base` of null means a
+ * member access the grammar left without one of its fields.
+ */
+export function memberChain(node: Node, kind: string, object: string, member: string): { base: Node | null; chain: string[] } {
+  const chain: string[] = [];
+  let base: Node | null = node;
+  while (base !== null && base.type === kind) {
+    const name = base.childForFieldName(member);
+    if (name === null) return { base: null, chain };
+    chain.unshift(name.text);
+    base = base.childForFieldName(object);
+  }
+  return { base, chain };
 }
 
 export class RelationSink {
@@ -192,6 +209,23 @@ export class Locals {
     if (top === undefined || name === '') return;
     const prev = top.names.get(name);
     if (prev === undefined || prev === null) top.names.set(name, type);
+  }
+
+  /** How a receiver written as the bare name `name` is qualified: a typed local, an untyped one, or a non-local name. */
+  receiver(name: string): [ReceiverKind, string | null] {
+    const local = this.lookup(name);
+    if (local === undefined) return ['name', name];
+    return local.type === null ? ['local', null] : ['typed', local.type];
+  }
+
+  /**
+   * How a receiver read through `chain` from the identifier `base` is qualified: fields of a typed
+   * local (`typed`, `Type#a.b`), a path from a non-local name when `paths` allows it, else unknown.
+   */
+  chained(base: string, chain: readonly string[], paths: boolean): [ReceiverKind, string | null] {
+    const local = this.lookup(base);
+    if (local === undefined) return paths ? ['path', [base, ...chain].join('.')] : ['local', null];
+    return local.type === null ? ['local', null] : ['typed', `${local.type}#${chain.join('.')}`];
   }
 
   lookup(name: string): LocalBinding {

@@ -3,7 +3,7 @@
 // annotations and `new` give to fields, module bindings, parameters and locals.
 
 import type { Node, Tree } from 'web-tree-sitter';
-import { forEachNode, Locals, type RelationSink } from './sink.ts';
+import { forEachNode, Locals, memberChain, type RelationSink } from './sink.ts';
 import type { ReceiverKind } from './types.ts';
 
 const FUNCTIONS = new Set([
@@ -157,26 +157,13 @@ export function typescriptRelations(tree: Tree, sink: RelationSink): void {
         return ['self', null];
       case 'super':
         return ['super', null];
-      case 'identifier': {
-        const local = locals.lookup(object.text);
-        if (local === undefined) return ['name', object.text];
-        return local.type === null ? ['local', null] : ['typed', local.type];
-      }
+      case 'identifier':
+        return locals.receiver(object.text);
       case 'member_expression': {
         // `this.a.b.f()` reads fields of this; `s.a.f()` fields of a typed local; `ns.a.f()` a path.
-        const chain: string[] = [];
-        let base: Node | null = object;
-        while (base !== null && base.type === 'member_expression') {
-          const property = base.childForFieldName('property');
-          if (property === null) return ['local', null];
-          chain.unshift(property.text);
-          base = base.childForFieldName('object');
-        }
+        const { base, chain } = memberChain(object, 'member_expression', 'object', 'property');
         if (base?.type === 'this') return ['field', chain.join('.')];
-        if (base?.type !== 'identifier') return ['local', null];
-        const local = locals.lookup(base.text);
-        if (local === undefined) return ['path', [base.text, ...chain].join('.')];
-        return local.type === null ? ['local', null] : ['typed', `${local.type}#${chain.join('.')}`];
+        return base?.type === 'identifier' ? locals.chained(base.text, chain, true) : ['local', null];
       }
       default:
         return ['local', null];
