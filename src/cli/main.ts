@@ -21,6 +21,13 @@ Usage:
                                                ranked search over names, declarations and text
   rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                                syntax nodes containing a byte offset
+  rift map [--workspace DIR] [--json]          languages, modules, most referenced symbols,
+                                               entry points and docs of the tree
+  rift callers <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+  rift callees <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+                                               who calls a declaration / what it calls, as a tree
+  rift path <from> <to> [--depth N] [--facets …] [--incoming] [--workspace DIR] [--json]
+                                               the shortest route from one declaration to another
   rift mcp [--workspace DIR] [--standalone]    serve MCP over stdio (for agents), through the
                                                workspace's shared server (--standalone: in-process)
   rift server [--workspace DIR] [--port N] [--idle-timeout 30m] [--stop]
@@ -36,6 +43,7 @@ Usage:
   rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
   rift --help | --version
 
+A <symbol> is a SymbolId (rift://symbol/…) or a name matching one declaration.
 The workspace defaults to the current directory. Configuration: rift.toml at the
 workspace root (see docs/configuration.md). Tools: docs/mcp.md. Trust
 boundaries, the sandbox and what a cloned repository can do: docs/security.md.
@@ -75,6 +83,14 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./nodes-command.ts')).runNodes(rest);
       case 'search':
         return await (await import('./search-command.ts')).runSearch(rest);
+      case 'map':
+        return await (await import('./map-command.ts')).runMap(rest);
+      case 'callers':
+        return await (await import('./callers-command.ts')).runCallers(rest, 'incoming');
+      case 'callees':
+        return await (await import('./callers-command.ts')).runCallers(rest, 'outgoing');
+      case 'path':
+        return await (await import('./path-command.ts')).runPath(rest);
       case 'mcp':
         return await (await import('./mcp-command.ts')).runMcp(rest, VERSION);
       case 'server':

@@ -16,6 +16,7 @@ import { initSyntax } from '../syntax/runtime.ts';
 import { Store, type FileUpdate } from './store.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
+import { RelationGraph } from './graph/graph.ts';
 
 // Keeps `.rift/rift.db` equal to the visible tree: a full reconcile on start (parsing
 // only what changed since the store last saw it), then incremental batches from the
@@ -80,13 +81,15 @@ export class Selection {
     const entry = languageFor(this.config, path);
     const language = syntaxLanguageOf(entry);
     const textSelected = this.text.include.matches(path) && !this.text.exclude.matches(path);
-    return { path, language, keepContent: textSelected || entry !== null };
+    return { path, language, keepContent: textSelected || entry !== null, relations: language !== null && this.config.providers.binding.enabled };
   }
 }
 
 export class Indexer {
   readonly root: string;
   readonly store: Store;
+  /** The binding provider's relationship graph, kept in the same database. */
+  readonly graph: RelationGraph;
   private readonly configLoader: ConfigLoader;
   private current: Snapshot;
   private visibility: Visibility | null = null;
@@ -110,6 +113,7 @@ export class Indexer {
     this.root = root;
     this.configLoader = configLoader;
     this.store = store;
+    this.graph = new RelationGraph(store.db);
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
     const env = Number(process.env.RIFT_WATCH_DEBOUNCE_MS);
     this.debounceMs = Number.isFinite(env) && env >= 0 && process.env.RIFT_WATCH_DEBOUNCE_MS ? env : WATCH_DEBOUNCE_MS;
@@ -176,6 +180,9 @@ export class Indexer {
 
     const stored = new Map(this.store.files().map((f) => [f.path, f]));
     const skippedBefore = this.store.skippedFiles();
+    const binding = config.providers.binding.enabled;
+    // Files parsed while the provider was disabled (or before it existed) lack relation facts.
+    const stale = binding ? this.graph.staleness() : null;
     const work: ParseItem[] = [];
     const entries = new Map(walk.files.map((e) => [e.path, e]));
     for (const entry of walk.files) {
@@ -185,9 +192,10 @@ export class Indexer {
       // Same size and mtime under the same configuration: nothing to read. Under a new
       // configuration the file's language may have changed, which is a re-parse.
       if (prev && prev.size === entry.size && prev.mtimeMs === entry.mtimeMs) {
-        if (config === this.reconciledConfig) continue;
+        const factsMissing = stale !== null && prev.parsed && stale(entry.path, prev.sha256);
+        if (config === this.reconciledConfig && !factsMissing) continue;
         const item = selection.item(entry.path);
-        if (prev.language === item.language) continue;
+        if (prev.language === item.language && !factsMissing) continue;
         work.push(item);
         continue;
       }
@@ -199,7 +207,10 @@ export class Indexer {
     let skipped = walk.skipped.length + [...skippedBefore.keys()].filter((p) => entries.has(p) && !queued.has(p)).length;
     let reparsed = 0;
 
-    if (deletions.length > 0) this.store.applyBatch([], [], deletions);
+    if (deletions.length > 0) this.transaction(() => {
+      this.store.applyBatch([], [], deletions);
+      if (binding) this.graph.record([], deletions);
+    });
     onProgress?.({ phase: 'parse', done: 0, total: work.length });
     let done = 0;
     const apply = (results: ParseOutcome[]) => {
@@ -210,7 +221,10 @@ export class Indexer {
       });
       skipped += skips.length;
       reparsed += updates.filter((u) => u.declarations !== null).length;
-      this.store.applyBatch(updates, touches, drops, skips);
+      this.transaction(() => {
+        this.store.applyBatch(updates, touches, drops, skips);
+        if (binding) this.graph.record(results, drops);
+      });
       done += results.length;
       onProgress?.({ phase: 'parse', done, total: work.length });
     };
@@ -222,6 +236,13 @@ export class Indexer {
       await this.pool.run(this.root, policy.maxFileBytes, work, apply);
     }
     if (work.length > OPTIMIZE_AFTER_FILES) this.store.optimizeFullText();
+    if (binding) {
+      const parsed = new Set(this.store.files().filter((f) => f.parsed).map((f) => f.path));
+      this.transaction(() => {
+        this.graph.prune((path) => parsed.has(path));
+        this.graph.resolve();
+      });
+    }
     this.publish(this.store.commitRevision());
     this.reconciledConfig = config;
     const counts = this.store.counts();
@@ -265,9 +286,15 @@ export class Indexer {
     return { updates, touches, drops };
   }
 
+  /** Store and graph writes of one batch land in one transaction. */
+  private transaction(work: () => void): void {
+    this.store.db.transaction(work)();
+  }
+
   private publish(revision: string): void {
     this.digests = null;
     this.current = { revision, generation: this.current.generation + 1 };
+    log('info', 'index.publish', 'index snapshot published', { generation: this.current.generation, revision });
     for (const l of this.listeners) l(this.current);
   }
 
@@ -350,7 +377,13 @@ export class Indexer {
     const results = work.map((item) => runParseItem(this.root, maxFileBytes, item));
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
-      this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+      this.transaction(() => {
+        this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+        if (selection.config.providers.binding.enabled) {
+          this.graph.record(results, [...drops, ...deletions]);
+          this.graph.resolve();
+        }
+      });
       this.publish(this.store.commitRevision());
     }
   }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Declaration, LanguageId } from '../syntax/types.ts';
+import type { FileRelations } from '../syntax/relations/types.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
-import { extractDeclarations } from '../syntax/declarations.ts';
+import { extractFileFacts } from '../syntax/relations/extract.ts';
 import { chunkLines, indexText, DECLARATION_TEXT_MAX } from './text.ts';
 
 // One unit of indexing work: read a visible file, admit it (bounded, UTF-8, no NUL),
@@ -15,6 +16,8 @@ export interface ParseItem {
   language: LanguageId | null;
   /** Whether the file's bytes join the store and the full-text index. */
   keepContent: boolean;
+  /** Whether the binding provider wants the file's relation facts. */
+  relations: boolean;
 }
 
 export interface TextInput {
@@ -44,6 +47,8 @@ export type ParseOutcome =
       language: LanguageId | null;
       bytes: Uint8Array | null;
       declarations: Declaration[] | null;
+      /** Relation facts, when the item asked for them and the file parsed. */
+      relations: FileRelations | null;
       text: TextInput | null;
     }
   | { path: string; ok: false; reason: string };
@@ -91,10 +96,11 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
   const { bytes, sha256, mtimeMs } = read;
   let declarations: Declaration[] | null = null;
+  let relations: FileRelations | null = null;
   const language = item.language;
   if (language) {
     try {
-      declarations = extractDeclarations(language, bytes).declarations;
+      ({ declarations, relations } = extractFileFacts(language, bytes, item.relations));
     } catch {
       // A file the parser cannot bound (too many nodes, too deep) stays searchable as text;
       // it keeps its language, so a warm start knows it was already tried.
@@ -111,6 +117,7 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
     language,
     bytes: keep ? bytes : null,
     declarations,
+    relations,
     text: keep ? textInput(bytes, declarations) : null,
   };
 }
