@@ -179,7 +179,7 @@ function recall(dir: string, spec: TreeSpec, sameFiles: CtagsTag[], wholeTree: C
   const decls = new Map<string, Map<string, [number, number][]>>();
   try {
     const rows = db
-      .prepare(`SELECT f.path, s.name, s.line, s.item_start FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY f.path`)
+      .prepare(`SELECT f.path, s.name, s.line, s.item_start FROM symbols s JOIN files f ON f.blob_id = s.blob_id ORDER BY f.path`)
       .iterate() as Iterable<{ path: string; name: string; line: number; item_start: number }>;
     let path = '';
     let starts: number[] = [];
@@ -371,7 +371,7 @@ async function benchTree(spec: TreeSpec, scratch: string): Promise<Result> {
 
   // The files rift parsed, for a same-input ctags run and for recall.
   const db = new Database(join(dir, '.rift', 'rift.db'), { readonly: true, fileMustExist: true });
-  const parsedRows = db.prepare(`SELECT path, size FROM files WHERE parsed = 1 ORDER BY path`).all() as { path: string; size: number }[];
+  const parsedRows = db.prepare(`SELECT f.path, f.size FROM files f JOIN blobs b ON b.id = f.blob_id WHERE b.parsed = 1 ORDER BY f.path`).all() as { path: string; size: number }[];
   db.close();
   const parsed = new Set(parsedRows.map((r) => r.path));
   const parsedBytes = parsedRows.reduce((n, r) => n + r.size, 0);

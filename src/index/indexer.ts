@@ -23,8 +23,8 @@ import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts'
 
 /** Batches at most this large are parsed on the main thread; larger ones use workers. */
 const INLINE_PARSE_MAX = 24;
-/** A reconcile that parsed more files than this merges the full-text segments it wrote. */
-const OPTIMIZE_AFTER_FILES = 256;
+/** A reconcile that parses more files than this writes in bulk mode (one full-text merge at the end). */
+const BULK_AFTER_FILES = 256;
 
 export interface Snapshot {
   /** 8-hex tree revision of what the store holds. */
@@ -111,6 +111,9 @@ export class Indexer {
     this.configLoader = configLoader;
     this.store = store;
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
+    // A read that finds a file's bytes changed behind the index treats it as a watcher event:
+    // reads warn `stale_index` until the file is re-indexed.
+    store.onDrift((path) => this.noteDrift(path));
     const env = Number(process.env.RIFT_WATCH_DEBOUNCE_MS);
     this.debounceMs = Number.isFinite(env) && env >= 0 && process.env.RIFT_WATCH_DEBOUNCE_MS ? env : WATCH_DEBOUNCE_MS;
   }
@@ -209,7 +212,7 @@ export class Indexer {
         return !r.ok && e ? [{ path: r.path, size: e.size, mtimeMs: e.mtimeMs, reason: r.reason }] : [];
       });
       skipped += skips.length;
-      reparsed += updates.filter((u) => u.declarations !== null).length;
+      reparsed += updates.filter((u) => u.symbols !== null).length;
       this.store.applyBatch(updates, touches, drops, skips);
       done += results.length;
       onProgress?.({ phase: 'parse', done, total: work.length });
@@ -219,9 +222,14 @@ export class Indexer {
       if (work.length > 0) apply(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
     } else {
       this.pool ??= new WorkerPool();
-      await this.pool.run(this.root, policy.maxFileBytes, work, apply);
+      const bulk = work.length > BULK_AFTER_FILES;
+      if (bulk) this.store.beginBulk();
+      try {
+        await this.pool.run(this.root, policy.maxFileBytes, work, apply);
+      } finally {
+        if (bulk) this.store.endBulk();
+      }
     }
-    if (work.length > OPTIMIZE_AFTER_FILES) this.store.optimizeFullText();
     this.publish(this.store.commitRevision());
     this.reconciledConfig = config;
     const counts = this.store.counts();
@@ -247,7 +255,7 @@ export class Indexer {
         if (prev) drops.push(r.path);
         continue;
       }
-      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.declarations !== null)) {
+      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.symbols !== null)) {
         touches.push({ path: r.path, mtimeMs: r.mtimeMs, size: r.size });
       } else {
         updates.push({
@@ -256,8 +264,8 @@ export class Indexer {
           size: r.size,
           mtimeMs: r.mtimeMs,
           language: r.language,
-          bytes: r.bytes,
-          declarations: r.declarations,
+          lines: r.lines,
+          symbols: r.symbols,
           text: r.text,
         });
       }
@@ -281,12 +289,23 @@ export class Indexer {
     );
   }
 
+  /** A file a read found changed: queued like a watcher event, without postponing a batch already due. */
+  private noteDrift(path: string): void {
+    if (this.pending.has(path) || this.inflight.has(path)) return;
+    this.pending.add(path);
+    if (!this.timer) this.schedule();
+  }
+
   private enqueue(events: readonly WatchEvent[]): void {
     for (const e of events) {
       if (isPolicyFile(e.path)) this.policyDirty = true;
       this.pending.add(e.path);
     }
     if (this.timer) clearTimeout(this.timer);
+    this.schedule();
+  }
+
+  private schedule(): void {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.serialize(() => this.flush()).catch((err: Error) =>

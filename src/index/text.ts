@@ -82,13 +82,11 @@ export interface Chunk {
 const CHUNK_LINES = 40;
 const CHUNK_BYTES = 4096;
 
-/** Splits a file into line-aligned chunks of at most 40 lines or about 4 KiB. */
-export function chunkLines(bytes: Uint8Array): Chunk[] {
+/** Splits `[start, end)` (line-aligned) into chunks of at most 40 lines or about 4 KiB; `line` is the line of `start`. */
+export function chunkLines(bytes: Uint8Array, start = 0, end = bytes.length, line = 1): Chunk[] {
   const chunks: Chunk[] = [];
-  let start = 0;
-  let line = 1;
   let lines = 0;
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = start; i < end; i++) {
     if (bytes[i] !== 0x0a) continue;
     lines++;
     if (lines >= CHUNK_LINES || i + 1 - start >= CHUNK_BYTES) {
@@ -98,9 +96,52 @@ export function chunkLines(bytes: Uint8Array): Chunk[] {
       lines = 0;
     }
   }
-  if (start < bytes.length) chunks.push({ start, end: bytes.length, line });
+  if (start < end) chunks.push({ start, end, line });
   return chunks;
 }
 
-/** Declaration text kept in the full-text index (a large class's tail adds little signal). */
-export const DECLARATION_TEXT_MAX = 8192;
+/** The start of the line holding `offset`. */
+function lineStartOf(bytes: Uint8Array, offset: number): number {
+  return offset <= 0 ? 0 : bytes.lastIndexOf(0x0a, offset - 1) + 1;
+}
+
+/** The end of the line holding the byte before `offset`, its newline included. */
+function lineEndOf(bytes: Uint8Array, offset: number): number {
+  if (offset <= 0) return 0;
+  const nl = bytes.indexOf(0x0a, offset - 1);
+  return nl < 0 ? bytes.length : nl + 1;
+}
+
+/**
+ * Line-aligned chunks that follow declarations: each declaration's lines (nested declarations
+ * cut out) form runs of their own, owned by it, and the lines outside every declaration form
+ * runs owned by none; each run is then split by `chunkLines`. The owner of a run is the
+ * innermost declaration whose lines cover it (declarations come in source order).
+ */
+export function declarationChunks(bytes: Uint8Array, declarations: readonly { span: { start: number; end: number } }[]): Array<Chunk & { owner: number | null }> {
+  if (declarations.length === 0) return chunkLines(bytes).map((c) => ({ ...c, owner: null }));
+  const ranges = declarations.map((d) => ({ start: lineStartOf(bytes, d.span.start), end: lineEndOf(bytes, d.span.end) }));
+  const cuts = new Set<number>([0, bytes.length]);
+  for (const r of ranges) {
+    cuts.add(r.start);
+    cuts.add(r.end);
+  }
+  const points = [...cuts].sort((a, b) => a - b);
+  // Declarations by line start (stable, so a later one on the same line is the inner one).
+  const order = ranges.map((_, i) => i).sort((a, b) => ranges[a].start - ranges[b].start || a - b);
+  const open: number[] = [];
+  const out: Array<Chunk & { owner: number | null }> = [];
+  let next = 0;
+  let line = 1;
+  for (let p = 0; p + 1 < points.length; p++) {
+    const [a, b] = [points[p], points[p + 1]];
+    while (next < order.length && ranges[order[next]].start <= a) open.push(order[next++]);
+    // Closed declarations leave the stack; one that does not cover `a` is never the owner.
+    for (let i = open.length - 1; i >= 0; i--) if (ranges[open[i]].end <= a) open.splice(i, 1);
+    let owner: number | null = null;
+    for (let i = open.length - 1; i >= 0 && owner === null; i--) if (ranges[open[i]].end >= b) owner = open[i];
+    for (const c of chunkLines(bytes, a, b, line)) out.push({ ...c, owner });
+    for (let i = a; i < b; i++) if (bytes[i] === 0x0a) line++;
+  }
+  return out;
+}

@@ -38,6 +38,12 @@ export class ReadService {
 
     const store = this.indexer.store;
     const { total, rows } = store.findSymbols({ query: input.name, offset: pageIndex * limit, limit });
+    // Each file is read (and verified) once per request, however many hits it holds.
+    const files = new Map<string, Uint8Array | null>();
+    const indexed = (path: string) => {
+      if (!files.has(path)) files.set(path, store.indexedBytes(path));
+      return files.get(path)!;
+    };
     const hits: Hit[] = rows.map((row) => {
       const hit: Hit = {
         symbol: symbolRecord(row),
@@ -46,8 +52,9 @@ export class ReadService {
         line: row.line,
       };
       if (include.has('source')) {
-        const f = store.file(row.path);
-        const span = f ? store.contentRange(f.id, row.span_start, row.span_end) : null;
+        // A file changed behind the index has no source here: its spans describe bytes it no
+        // longer holds, and the drift makes the result warn `stale_index`.
+        const span = indexed(row.path)?.subarray(row.span_start, row.span_end) ?? null;
         if (span) {
           hit.node = {
             id: nodeId(row.language, row.path, row.span_start, row.span_end, digest8(span)),
@@ -88,9 +95,15 @@ export class ReadService {
       const reason = leftOutReason(this.root, input.path, store.skippedFile(input.path)?.reason, selection.config.source.max_file_bytes);
       if (reason) throw new RiftError('content_unavailable', [['path', input.path], ['reason', reason]]);
     }
-    const bytes = file && language ? store.content(file.id) : null;
-    if (!file || !bytes || !language) {
-      throw new RiftError('resource_not_found', [['path', input.path]]);
+    if (!file || !language) throw new RiftError('resource_not_found', [['path', input.path]]);
+    const bytes = store.indexedBytes(input.path);
+    if (!bytes) {
+      // The file changed behind the index, which now re-reads it: no node can be given for
+      // bytes the index does not hold, and the old ones are never served.
+      throw new RiftError('temporarily_unavailable', [
+        ['path', input.path],
+        ['reason', 'stale_index: the file changed on disk since it was indexed and is being re-indexed'],
+      ]);
     }
     const declarations = store.symbolsOfFile(input.path);
     const nodes: Node[] = nodesAt(language as LanguageId, bytes, input.position).map((n) => {

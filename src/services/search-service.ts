@@ -111,7 +111,14 @@ export class SearchService {
     const units = fuse(sources, /\btests?\b/i.test(literal));
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
-    const results = page.map((u) => toHit(u, q.words, include));
+    // Each file of the page is read from disk (and verified) once.
+    const files = new Map<string, Uint8Array | null>();
+    const indexed = (store: Store, path: string) => {
+      const key = `${store === forced ? 'f' : 'i'}:${path}`;
+      if (!files.has(key)) files.set(key, store.indexedBytes(path));
+      return files.get(key)!;
+    };
+    const results = page.map((u) => toHit(u, q.words, include, indexed));
     forced?.close();
     return { results, pagination: pagination(pageIndex, total, limit), warnings: [...warnings, ...this.gate.warnings()] };
   }
@@ -136,7 +143,7 @@ export class SearchService {
       throw limitExceeded('paths.force_include', FORCE_INCLUDE_FILES_MAX, matched.length);
     }
     const selection = this.indexer.currentSelection();
-    const store = Store.memory();
+    const store = Store.memory(this.root);
     const updates = [];
     for (const f of matched) {
       const outcome = runParseItem(this.root, config.source.max_file_bytes, { ...selection.item(f.path), keepContent: true });
@@ -229,7 +236,7 @@ function startOf(u: Unit): number {
 
 const utf8 = new TextDecoder('utf-8');
 
-function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string>): Hit {
+function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string>, indexed: (store: Store, path: string) => Uint8Array | null): Hit {
   const matched_by = (['ranked', 'name', 'content'] as const).filter((l) => u.lanes.has(l));
   let hit: Hit;
   if (u.symbol) {
@@ -244,15 +251,15 @@ function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string
   } else {
     const file = u.file!;
     // Only the best chunk is read, not the whole file.
-    const chunk = u.literal ? null : u.store.contentRange(file.fileId, file.start, file.end);
+    const chunk = u.literal ? null : (indexed(u.store, file.path)?.subarray(file.start, file.end) ?? null);
     const at = u.literal ?? (chunk ? bestLine(chunk, file, words) : file);
     const target: Hit['hit'] = { target: 'file', size: file.size };
     if (file.language) target.languages = [file.language];
     hit = { hit: target, matched_by, range: { start: at.start, end: at.end }, line: at.line, path: file.path };
   }
   if (include.has('source')) {
-    const fileId = u.symbol ? u.store.file(u.symbol.path)?.id : u.file!.fileId;
-    const bytes = fileId === undefined ? null : u.store.contentRange(fileId, hit.range.start, hit.range.end);
+    // A file changed behind the index serves no source: the result warns `stale_index` instead.
+    const bytes = indexed(u.store, hit.path)?.subarray(hit.range.start, hit.range.end);
     hit.source = bytes ? utf8.decode(bytes) : '';
   }
   if (include.has('score')) hit.score = u.score;
