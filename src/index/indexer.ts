@@ -23,6 +23,10 @@ import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts'
 
 /** Batches at most this large are parsed on the main thread; larger ones use workers. */
 const INLINE_PARSE_MAX = 24;
+/** Files a build writes in one transaction, at most. */
+const WRITE_BATCH_FILES = 128;
+/** A build commits what it has parsed at least this often (ms), so reads see it. */
+const WRITE_INTERVAL_MS = 250;
 /** A reconcile that parses more files than this writes in bulk mode (one full-text merge at the end). */
 const BULK_AFTER_FILES = 256;
 
@@ -205,7 +209,7 @@ export class Indexer {
     if (deletions.length > 0) this.store.applyBatch([], [], deletions);
     onProgress?.({ phase: 'parse', done: 0, total: work.length });
     let done = 0;
-    const apply = (results: ParseOutcome[]) => {
+    const store = (results: ParseOutcome[]) => {
       const { updates, touches, drops } = this.classify(results, stored);
       const skips = results.flatMap((r) => {
         const e = entries.get(r.path);
@@ -219,13 +223,26 @@ export class Indexer {
     };
     if (work.length <= INLINE_PARSE_MAX) {
       if (work.some((w) => w.language)) await initSyntax();
-      if (work.length > 0) apply(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
+      if (work.length > 0) store(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
     } else {
       this.pool ??= new WorkerPool();
       const bulk = work.length > BULK_AFTER_FILES;
       if (bulk) this.store.beginBulk();
+      // Worker batches are written in larger transactions (fewer commits and full-text
+      // segments), but at least every WRITE_INTERVAL_MS so reads see the build progress.
+      let buffer: ParseOutcome[] = [];
+      let flushed = performance.now();
+      const flush = () => {
+        if (buffer.length > 0) store(buffer);
+        buffer = [];
+        flushed = performance.now();
+      };
       try {
-        await this.pool.run(this.root, policy.maxFileBytes, work, apply);
+        await this.pool.run(this.root, policy.maxFileBytes, work, (results) => {
+          buffer.push(...results);
+          if (buffer.length >= WRITE_BATCH_FILES || performance.now() - flushed >= WRITE_INTERVAL_MS) flush();
+        });
+        flush();
       } finally {
         if (bulk) this.store.endBulk();
       }

@@ -262,7 +262,7 @@ export class Store {
       skippedByPath: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped WHERE path = ?`),
       fileByPath: db.prepare(`SELECT ${FILE_COLUMNS}, f.blob_id AS blobId FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?`),
       revisionRows: db.prepare(`SELECT f.path, b.sha256 FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path`),
-      insertBlob: db.prepare(`INSERT INTO blobs(sha256, language, parsed, lines) VALUES (?, ?, ?, ?) RETURNING id`),
+      insertBlob: db.prepare(`INSERT INTO blobs(sha256, language, parsed, lines) VALUES (?, ?, ?, ?)`),
       updateBlob: db.prepare(`UPDATE blobs SET sha256 = ?, language = ?, parsed = ?, lines = ? WHERE id = ?`),
       deleteBlob: db.prepare(`DELETE FROM blobs WHERE id = ?`),
       insertFile: db.prepare(`INSERT INTO files(path, blob_id, size, mtime_ms) VALUES (?, ?, ?, ?)`),
@@ -442,7 +442,7 @@ export class Store {
           s.updateBlob.run(u.sha256, u.language, parsed, u.lines, blob);
           s.updateFile.run(u.size, u.mtimeMs, prev.id);
         } else {
-          blob = (s.insertBlob.get(u.sha256, u.language, parsed, u.lines) as { id: number }).id;
+          blob = Number(s.insertBlob.run(u.sha256, u.language, parsed, u.lines).lastInsertRowid);
           s.insertFile.run(u.path, blob, u.size, u.mtimeMs);
         }
         const ids = u.symbols && u.language ? this.replaceDeclarations(blob, u.symbols, u.text) : (this.dropSymbols(blob), []);

@@ -12,18 +12,21 @@ function camelParts(word: string): string[] {
   return word.match(CAMEL) ?? [];
 }
 
+/**
+ * A whole run of letters and digits that has more than one camel part: exactly the runs holding
+ * a case or digit transition (`aB`, `ABc`, `a1`, `1a`). Matching only those skips the match
+ * objects of every plain word, which is most of the text.
+ */
+const SPLIT_WORD = /(?<![A-Za-z0-9])[A-Za-z0-9]*?(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]|[0-9][A-Za-z])[A-Za-z0-9]*/g;
+
 /** Text as the full-text index should see it: original words plus camelCase parts. */
 export function indexText(text: string): string {
   let out = '';
   let last = 0;
-  for (const m of text.matchAll(IDENT)) {
-    const word = m[0];
-    const parts = camelParts(word);
-    if (parts.length > 1) {
-      const end = m.index + word.length;
-      out += text.slice(last, end) + ' ' + parts.join(' ') + ' ';
-      last = end;
-    }
+  for (const m of text.matchAll(SPLIT_WORD)) {
+    const end = m.index + m[0].length;
+    out += text.slice(last, end) + ' ' + camelParts(m[0]).join(' ') + ' ';
+    last = end;
   }
   return last === 0 ? text : out + text.slice(last);
 }
