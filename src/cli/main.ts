@@ -11,7 +11,8 @@ export { VERSION };
 export const HELP = `rift ${VERSION} — read and change code by meaning
 
 Usage:
-  rift index [--workspace DIR] [--json]        build or refresh the index in DIR/.rift
+  rift index [--workspace DIR] [--json] [--skipped]
+                                               build or refresh the index in DIR/.rift (--skipped lists files left out)
   rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
                                                find declarations by (qualified) name
   rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…

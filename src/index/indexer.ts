@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
-import { treeRevision } from '../core/digest.ts';
+import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
@@ -13,7 +13,7 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileUpdate } from './store.ts';
+import { Store, type FileUpdate, type StoredFile } from './store.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 
@@ -49,8 +49,12 @@ export interface BuildStats {
 
 export interface BuildProgress {
   phase: 'walk' | 'parse';
+  /** Files read so far of the `total` this build reads. */
   done: number;
   total: number;
+  /** Of those read: stored (parsed or text) and left out (skipped, with a reason). */
+  stored?: number;
+  skipped?: number;
 }
 
 export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
@@ -109,6 +113,15 @@ export class Indexer {
   private digests: Map<string, string> | null = null;
   /** The configuration the store was last fully reconciled under. */
   private reconciledConfig: WorkspaceConfig | null = null;
+  /**
+   * While a long build runs and has stored its first files: the revision of the walked tree it
+   * is building, and the partial revision of what is stored so far (per generation).
+   */
+  private partial: { captured: string; indexed: { generation: number; revision: string } | null } | null = null;
+  /** Reads waiting for a long build's first stored batch (or its end). */
+  private earlyReaders: Array<() => void> = [];
+  /** Visible files the last reconcile left out, with the reason, in path order. */
+  private leftOut: Array<{ path: string; reason: string }> = [];
 
   constructor(root: string, configLoader: ConfigLoader, store: Store) {
     this.root = root;
@@ -146,6 +159,27 @@ export class Indexer {
       });
     }
     return this.built.promise;
+  }
+
+  /**
+   * Resolves once reads may be answered under `config`: when the store has been reconciled,
+   * or — while a long build runs — as soon as its first batch is stored; until the build
+   * completes, reads then warn `stale_index` (see observedRevision).
+   */
+  readable(config: WorkspaceConfig): Promise<void> {
+    const built = this.ensureBuilt(config).then(() => undefined);
+    if (this.partial) return Promise.race([built, Promise.resolve()]);
+    return Promise.race([built, new Promise<void>((r) => this.earlyReaders.push(r))]);
+  }
+
+  /** True while a long build is storing files and reads are answered from what it stored so far. */
+  get building(): boolean {
+    return this.partial !== null;
+  }
+
+  /** Visible files the last reconcile left out of the index, with the reason each was. */
+  skippedFiles(): ReadonlyArray<{ path: string; reason: string }> {
+    return this.leftOut;
   }
 
   /** The selection of the last reconcile. */
@@ -207,9 +241,9 @@ export class Indexer {
     let reparsed = 0;
 
     if (deletions.length > 0) this.store.applyBatch([], [], deletions);
-    onProgress?.({ phase: 'parse', done: 0, total: work.length });
+    onProgress?.({ phase: 'parse', done: 0, total: work.length, stored: 0, skipped: 0 });
     let done = 0;
-    const store = (results: ParseOutcome[]) => {
+    const write = (results: ParseOutcome[]) => {
       const { updates, touches, drops } = this.classify(results, stored);
       const skips = results.flatMap((r) => {
         const e = entries.get(r.path);
@@ -219,11 +253,15 @@ export class Indexer {
       reparsed += updates.filter((u) => u.symbols !== null).length;
       this.store.applyBatch(updates, touches, drops, skips);
       done += results.length;
-      onProgress?.({ phase: 'parse', done, total: work.length });
+      storedCount += results.length - skips.length;
+      newlySkipped += skips.length;
+      onProgress?.({ phase: 'parse', done, total: work.length, stored: storedCount, skipped: newlySkipped });
     };
+    let storedCount = 0;
+    let newlySkipped = 0;
     if (work.length <= INLINE_PARSE_MAX) {
       if (work.some((w) => w.language)) await initSyntax();
-      if (work.length > 0) store(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
+      if (work.length > 0) write(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
     } else {
       this.pool ??= new WorkerPool();
       const bulk = work.length > BULK_AFTER_FILES;
@@ -231,11 +269,14 @@ export class Indexer {
       // Worker batches are written in larger transactions (fewer commits and full-text
       // segments), but at least every WRITE_INTERVAL_MS so reads see the build progress.
       let buffer: ParseOutcome[] = [];
-      let flushed = performance.now();
+      let flushed = -Infinity; // the first results are written at once: reads wait for them
+      // A long build lets reads in after its first stored batch, warning stale_index until done.
+      const captured = bulk ? walkedRevision(walk.files, stored) : null;
       const flush = () => {
-        if (buffer.length > 0) store(buffer);
+        if (buffer.length > 0) write(buffer);
         buffer = [];
         flushed = performance.now();
+        if (captured !== null) this.publishPartial(captured);
       };
       try {
         await this.pool.run(this.root, policy.maxFileBytes, work, (results) => {
@@ -245,10 +286,16 @@ export class Indexer {
         flush();
       } finally {
         if (bulk) this.store.endBulk();
+        this.partial = null;
       }
     }
     this.publish(this.store.commitRevision());
     this.reconciledConfig = config;
+    this.releaseEarlyReaders();
+    this.leftOut = [
+      ...walk.skipped,
+      ...[...this.store.skippedFiles().values()].filter((k) => entries.has(k.path)).map((k) => ({ path: k.path, reason: k.reason })),
+    ].sort((a, b) => compareProjectPaths(a.path, b.path));
     const counts = this.store.counts();
     return {
       files: counts.files,
@@ -288,6 +335,20 @@ export class Indexer {
       }
     }
     return { updates, touches, drops };
+  }
+
+  /** Publishes what a long build has stored so far: readers waiting for it may answer now. */
+  private publishPartial(captured: string): void {
+    this.partial = { captured, indexed: null };
+    this.digests = null;
+    this.current = { revision: this.current.revision, generation: this.current.generation + 1 };
+    this.releaseEarlyReaders();
+  }
+
+  private releaseEarlyReaders(): void {
+    const waiting = this.earlyReaders;
+    this.earlyReaders = [];
+    for (const r of waiting) r();
   }
 
   private publish(revision: string): void {
@@ -420,6 +481,12 @@ export class Indexer {
    * the store's files with every pending path replaced by its bytes on disk now.
    */
   observedRevision(): { captured: string; indexed: string } | null {
+    if (this.partial) {
+      // Hashing every stored row is linear in the tree: once per published batch, on demand.
+      const generation = this.current.generation;
+      if (this.partial.indexed?.generation !== generation) this.partial.indexed = { generation, revision: this.store.computeTreeRevision() };
+      return { captured: this.partial.captured, indexed: this.partial.indexed.revision };
+    }
     if (this.pending.size === 0 && this.inflight.size === 0) return null;
     this.digests ??= this.store.digests();
     const rows = new Map(this.digests);
@@ -451,6 +518,21 @@ export class Indexer {
     await this.pool?.close();
     this.store.close();
   }
+}
+
+/**
+ * The revision of the tree a build walked, before it has read it all: each file contributes
+ * its stored digest when the store already holds it unchanged (same size and mtime), else a
+ * digest of its size and mtime. It names the tree the build is converging to.
+ */
+function walkedRevision(files: ReadonlyArray<{ path: string; size: number; mtimeMs: number }>, stored: ReadonlyMap<string, StoredFile>): string {
+  const rows = files.map((f) => {
+    const prev = stored.get(f.path);
+    const same = prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs;
+    return { path: f.path, sha256: same ? prev.sha256 : sha256Hex(`unread ${f.size} ${f.mtimeMs}`) };
+  });
+  rows.sort((a, b) => compareProjectPaths(a.path, b.path));
+  return treeRevision(rows);
 }
 
 function isRegularFile(abs: string): boolean {

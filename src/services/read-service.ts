@@ -95,6 +95,12 @@ export class ReadService {
       const reason = leftOutReason(this.root, input.path, store.skippedFile(input.path)?.reason, selection.config.source.max_file_bytes);
       if (reason) throw new RiftError('content_unavailable', [['path', input.path], ['reason', reason]]);
     }
+    if (!file && language && this.indexer.building && existsSync(join(this.root, input.path))) {
+      throw new RiftError('temporarily_unavailable', [
+        ['path', input.path],
+        ['reason', 'the index is still being built and has not reached this file'],
+      ]);
+    }
     if (!file || !language) throw new RiftError('resource_not_found', [['path', input.path]]);
     const bytes = store.indexedBytes(input.path);
     if (!bytes) {
@@ -134,7 +140,15 @@ const SKIP_REASONS: Readonly<Record<string, string>> = {
   unreadable: 'the file could not be read',
   non_nfc: 'its name on disk is not Unicode NFC; rename it to its NFC form',
   nfc_collision: 'more than one name on disk normalizes (NFC) to this path',
+  symlink: 'it is a symbolic link (walks never follow links)',
+  not_regular: 'it is not a regular file',
+  depth: 'it lies deeper than the workspace depth bound',
 };
+
+/** A skip reason the indexer recorded, in words. */
+export function describeSkip(reason: string): string {
+  return SKIP_REASONS[reason] ?? reason;
+}
 
 /**
  * Why an existing visible file is not in the index: what the indexer recorded, its size over
