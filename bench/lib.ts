@@ -83,10 +83,8 @@ export function copyTree(src: string, dst: string, skip: (rel: string, name: str
   });
 }
 
-/** Regular files and their total bytes below `dir` (symlinks not followed, `.rift/` skipped). */
-export function treeSize(dir: string): { files: number; bytes: number } {
-  let files = 0;
-  let bytes = 0;
+/** Calls `visit` with every regular file below `dir` (symlinks not followed, `.rift/` skipped). */
+export function forEachFile(dir: string, visit: (path: string, name: string) => void): void {
   const stack = [dir];
   while (stack.length > 0) {
     const d = stack.pop()!;
@@ -94,12 +92,19 @@ export function treeSize(dir: string): { files: number; bytes: number } {
       const p = join(d, e.name);
       if (e.isDirectory()) {
         if (e.name !== '.rift') stack.push(p);
-      } else if (e.isFile()) {
-        files++;
-        bytes += lstatSync(p).size;
-      }
+      } else if (e.isFile()) visit(p, e.name);
     }
   }
+}
+
+/** Regular files and their total bytes below `dir` (symlinks not followed, `.rift/` skipped). */
+export function treeSize(dir: string): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  forEachFile(dir, (p) => {
+    files++;
+    bytes += lstatSync(p).size;
+  });
   return { files, bytes };
 }
 
@@ -155,15 +160,7 @@ export function distinctCopies(src: string, dst: string, n: number, skip: (rel: 
   for (let k = 0; k < n; k++) {
     const dir = join(dst, `copy-${k}`);
     copyTree(src, dir, skip);
-    const stack = [dir];
-    while (stack.length > 0) {
-      const d = stack.pop()!;
-      for (const e of readdirSync(d, { withFileTypes: true })) {
-        const p = join(d, e.name);
-        if (e.isDirectory()) stack.push(p);
-        else if (e.isFile()) appendFileSync(p, `\n# rift-bench copy ${k}\n`);
-      }
-    }
+    forEachFile(dir, (p) => appendFileSync(p, `\n# rift-bench copy ${k}\n`));
   }
 }
 

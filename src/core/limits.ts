@@ -51,3 +51,5 @@ export const SERVER_START_WAIT_MS = 30_000;
 export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
 /** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
 export const SHELL_NESTING_MAX = 8;
+/** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
+export const VERIFIED_FILES_MAX = 65_536;

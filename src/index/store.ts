@@ -3,7 +3,8 @@ import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
-import { readSourceFileSync } from '../workspace/read.ts';
+import { VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
 
 // The persistent index in `<workspace>/.rift/rift.db` (SQLite, WAL). better-sqlite3 is
@@ -128,6 +129,8 @@ export class Store {
   readonly root: string;
   private readonly stmts: ReturnType<Store['prepare']>;
   private readonly driftListeners = new Set<(path: string) => void>();
+  /** Files whose bytes on disk were verified against the digest, by the stamp of that state. */
+  private readonly verified = new Map<string, { sha256: string; stamp: string }>();
 
   private constructor(db: Database.Database, root: string) {
     this.db = db;
@@ -351,10 +354,38 @@ export class Store {
    */
   indexedBytes(path: string): Uint8Array | null {
     const file = this.file(path);
-    if (!file) return null;
-    const read = readSourceFileSync(this.root, path, file.size);
-    if (read.ok && read.sha256 === file.sha256) return read.bytes;
-    for (const l of this.driftListeners) l(path);
+    return file ? this.indexedSpan(file, 0, file.size) : null;
+  }
+
+  /**
+   * Bytes `[start, end)` of what the index holds for a file, under the same guarantee as
+   * `indexedBytes`. Once a state of the file (its stamp: inode, size, mtime, ctime) has been
+   * verified against the digest, later reads of that same state take only the span, without
+   * reading or hashing the whole file again.
+   */
+  indexedRange(path: string, start: number, end: number): Uint8Array | null {
+    const file = this.file(path);
+    return file ? this.indexedSpan(file, start, end) : null;
+  }
+
+  private indexedSpan(file: StoredFile, start: number, end: number): Uint8Array | null {
+    const known = this.verified.get(file.path);
+    if (known && known.sha256 === file.sha256) {
+      const span = readSpanSync(this.root, file.path, start, end, known.stamp);
+      if (span) return span;
+    }
+    const read = readSourceFileSync(this.root, file.path, file.size);
+    if (read.ok && read.sha256 === file.sha256) {
+      this.verified.delete(file.path);
+      if (read.stamp !== null) {
+        // Bounded: the oldest verification is forgotten first (its file is then hashed again).
+        if (this.verified.size >= VERIFIED_FILES_MAX) this.verified.delete(this.verified.keys().next().value!);
+        this.verified.set(file.path, { sha256: file.sha256, stamp: read.stamp });
+      }
+      return read.bytes.subarray(start, end);
+    }
+    this.verified.delete(file.path);
+    for (const l of this.driftListeners) l(file.path);
     return null;
   }
 

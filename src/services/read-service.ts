@@ -38,12 +38,6 @@ export class ReadService {
 
     const store = this.indexer.store;
     const { total, rows } = store.findSymbols({ query: input.name, offset: pageIndex * limit, limit });
-    // Each file is read (and verified) once per request, however many hits it holds.
-    const files = new Map<string, Uint8Array | null>();
-    const indexed = (path: string) => {
-      if (!files.has(path)) files.set(path, store.indexedBytes(path));
-      return files.get(path)!;
-    };
     const hits: Hit[] = rows.map((row) => {
       const hit: Hit = {
         symbol: symbolRecord(row),
@@ -54,7 +48,7 @@ export class ReadService {
       if (include.has('source')) {
         // A file changed behind the index has no source here: its spans describe bytes it no
         // longer holds, and the drift makes the result warn `stale_index`.
-        const span = indexed(row.path)?.subarray(row.span_start, row.span_end) ?? null;
+        const span = store.indexedRange(row.path, row.span_start, row.span_end);
         if (span) {
           hit.node = {
             id: nodeId(row.language, row.path, row.span_start, row.span_end, digest8(span)),

@@ -111,14 +111,7 @@ export class SearchService {
     const units = fuse(sources, /\btests?\b/i.test(literal));
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
-    // Each file of the page is read from disk (and verified) once.
-    const files = new Map<string, Uint8Array | null>();
-    const indexed = (store: Store, path: string) => {
-      const key = `${store === forced ? 'f' : 'i'}:${path}`;
-      if (!files.has(key)) files.set(key, store.indexedBytes(path));
-      return files.get(key)!;
-    };
-    const results = page.map((u) => toHit(u, q.words, include, indexed));
+    const results = page.map((u) => toHit(u, q.words, include));
     forced?.close();
     return { results, pagination: pagination(pageIndex, total, limit), warnings: [...warnings, ...this.gate.warnings()] };
   }
@@ -236,7 +229,7 @@ function startOf(u: Unit): number {
 
 const utf8 = new TextDecoder('utf-8');
 
-function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string>, indexed: (store: Store, path: string) => Uint8Array | null): Hit {
+function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string>): Hit {
   const matched_by = (['ranked', 'name', 'content'] as const).filter((l) => u.lanes.has(l));
   let hit: Hit;
   if (u.symbol) {
@@ -251,7 +244,7 @@ function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string
   } else {
     const file = u.file!;
     // Only the best chunk is read, not the whole file.
-    const chunk = u.literal ? null : (indexed(u.store, file.path)?.subarray(file.start, file.end) ?? null);
+    const chunk = u.literal ? null : u.store.indexedRange(file.path, file.start, file.end);
     const at = u.literal ?? (chunk ? bestLine(chunk, file, words) : file);
     const target: Hit['hit'] = { target: 'file', size: file.size };
     if (file.language) target.languages = [file.language];
@@ -259,7 +252,7 @@ function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string
   }
   if (include.has('source')) {
     // A file changed behind the index serves no source: the result warns `stale_index` instead.
-    const bytes = indexed(u.store, hit.path)?.subarray(hit.range.start, hit.range.end);
+    const bytes = u.store.indexedRange(hit.path, hit.range.start, hit.range.end);
     hit.source = bytes ? utf8.decode(bytes) : '';
   }
   if (include.has('score')) hit.score = u.score;
