@@ -1,4 +1,4 @@
-import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, type Store, type SymbolRow } from './store.ts';
+import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, exactNameIds, globLiteral, trigramUsable, type Store, type SymbolRow } from './store.ts';
 import { anyOf, phrase, type QueryWord } from './text.ts';
 
 // The lanes of one search over one store. Each lane returns its own ranked list; the
@@ -219,9 +219,15 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
   const byId = new Map<number, { row: SymbolRow; level: number; words: number }>();
   const exact = store.prepared(
     'search.names.exact',
-    `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @w THEN 0 ELSE 1 END AS level
+    `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @lower THEN 0 ELSE 1 END AS level
      FROM ${SYMBOL_FROM}
-     WHERE (s.name_lower = @w OR s.qname_lower = @w) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
+     WHERE s.id IN (${exactNameIds(true)}) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
+  );
+  const exactShort = store.prepared(
+    'search.names.exactShort',
+    `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @lower THEN 0 ELSE 1 END AS level
+     FROM ${SYMBOL_FROM}
+     WHERE s.id IN (${exactNameIds(false)}) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
   );
   const prefix = store.prepared(
     'search.names.prefix',
@@ -240,7 +246,7 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
   for (const word of words) {
     const w = word.text.toLowerCase();
     const found = [
-      ...(exact.all({ w }) as Array<SymbolRow & { level: number }>),
+      ...((trigramUsable(w) ? exact.all({ lower: w, exact: globLiteral(w) }) : exactShort.all({ lower: w })) as Array<SymbolRow & { level: number }>),
       ...(prefix.all({ w, hi: w + '\uffff' }) as Array<SymbolRow & { level: number }>),
       ...part(word),
     ];

@@ -40,12 +40,33 @@ export const CHUNK_JOINS = `JOIN files f ON f.blob_id = c.blob_id JOIN blobs b O
 const FILE_COLUMNS = `f.id, f.path, b.sha256, f.size, f.mtime_ms AS mtimeMs, b.language, b.parsed, b.lines`;
 
 const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'symbols_trigram'] as const;
+
+/**
+ * Ids of declarations whose name or qualified name equals `@lower` (`@exact`: the same, GLOB-
+ * escaped). A qualified name of three or more characters is found through the trigram index; a
+ * shorter one has no container, so it equals the name and the name index finds it.
+ */
+export function exactNameIds(trigram: boolean): string {
+  return trigram
+    ? `SELECT id FROM symbols WHERE name_lower = @lower UNION SELECT rowid FROM symbols_trigram WHERE qname_lower GLOB @exact`
+    : `SELECT id FROM symbols WHERE name_lower = @lower`;
+}
+
+/** `lower` as a GLOB pattern of itself: GLOB's own metacharacters become one-character classes. */
+export function globLiteral(lower: string): string {
+  return lower.replace(/[*?[\]]/g, (c) => `[${c}]`);
+}
+
+/** Whether the trigram index can answer a pattern of this lowercased text (three characters or more). */
+export function trigramUsable(lower: string): boolean {
+  return [...lower].length >= 3;
+}
 /** FTS5's default `automerge`, restored after a bulk build. */
 const FTS_AUTOMERGE = 4;
 /** WAL pages between automatic checkpoints during a bulk build (the default is 1000). */
 const BULK_CHECKPOINT_PAGES = 16384;
 /** Page cache per connection (KiB): enough for the hot b-tree levels, bounded whatever the tree's size. */
-const STORE_CACHE_KIB = 16384;
+const STORE_CACHE_KIB = 8192;
 
 interface KeyedRow {
   id: number;
@@ -232,10 +253,11 @@ export class Store {
       );
       CREATE INDEX symbols_blob ON symbols(blob_id);
       CREATE INDEX symbols_name_lower ON symbols(name_lower);
-      CREATE INDEX symbols_qname_lower ON symbols(qname_lower);
-      -- Substring lookup of qualified names; the names themselves are read from \`symbols\`.
+      -- Substring and exact lookup of qualified names (exactNameIds); the names themselves are
+      -- read from \`symbols\`. Positions (detail full) let short patterns match without a recheck
+      -- of every candidate.
       CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, content = 'symbols', content_rowid = 'id',
-        tokenize = 'trigram', detail = 'none', columnsize = 0);
+        tokenize = 'trigram', detail = 'full', columnsize = 0);
       -- The file's text, once: a chunk owned by a declaration (symbol_id) is that declaration's own text.
       CREATE TABLE chunks (
         id INTEGER PRIMARY KEY,
@@ -568,30 +590,29 @@ export class Store {
     const lower = q.query.toLowerCase();
     // The trigram index answers substring matches of three or more characters; shorter
     // queries scan, which is still bounded by the symbol count.
-    const useTrigram = [...lower].length >= 3;
+    const useTrigram = trigramUsable(lower);
     // GLOB (case-sensitive over the lowercased names, `_` and `%` literal) goes through the
     // trigram index; its own metacharacters are escaped as one-character classes.
     const candidates = useTrigram
       ? `SELECT rowid AS id FROM symbols_trigram WHERE qname_lower GLOB @glob`
       : `SELECT id FROM symbols WHERE instr(qname_lower, @lower) > 0`;
-    const glob = `*${lower.replace(/[*?[\]]/g, (c) => `[${c}]`)}*`;
+    const escaped = globLiteral(lower);
+    const glob = `*${escaped}*`;
     const params = { glob, lower, query: q.query, len: lower.length };
     // Most names are looked up exactly: when the page lies inside the exact matches
     // (ranks 0–2), it is read through the name indexes and only the total needs the scan.
-    const exact = this.cached(
-      'exactCount',
-      `SELECT count(*) AS n FROM symbols WHERE name_lower = @lower OR qname_lower = @lower`,
-    ).get({ lower }) as { n: number };
+    const exactIds = exactNameIds(useTrigram);
+    const exact = this.cached(`exactCount:${useTrigram}`, `SELECT count(*) AS n FROM (${exactIds})`).get({ lower, exact: escaped }) as { n: number };
     if (q.offset + q.limit <= exact.n) {
       const rows = this.cached(
-        'exactPage',
+        `exactPage:${useTrigram}`,
         `SELECT ${SYMBOL_COLUMNS},
                 CASE WHEN s.qname = @query THEN 0 WHEN s.name = @query THEN 1 ELSE 2 END AS rank
          FROM ${SYMBOL_FROM}
-         WHERE s.name_lower = @lower OR s.qname_lower = @lower
+         WHERE s.id IN (${exactIds})
          ORDER BY rank, s.qname, f.path, s.span_start, s.id
          LIMIT @limit OFFSET @offset`,
-      ).all({ lower, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
+      ).all({ lower, exact: escaped, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
       const total = this.cached(`count:${useTrigram}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
       return { total: total.n, rows };
     }
