@@ -265,7 +265,7 @@ export class Indexer {
     } else {
       this.pool ??= new WorkerPool();
       const bulk = work.length > BULK_AFTER_FILES;
-      if (bulk) this.store.beginBulk();
+      if (bulk) this.store.beginBulk(stored.size === 0);
       // Worker batches are written in larger transactions (fewer commits and full-text
       // segments), but at least every WRITE_INTERVAL_MS so reads see the build progress.
       let buffer: ParseOutcome[] = [];

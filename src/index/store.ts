@@ -150,6 +150,8 @@ export class Store {
   readonly root: string;
   private readonly stmts: ReturnType<Store['prepare']>;
   private readonly driftListeners = new Set<(path: string) => void>();
+  /** A bulk build into an empty store merges its full-text segments once, at its end. */
+  private mergeAtEnd = false;
   /** Files whose bytes on disk were verified against the digest, by the stamp of that state. */
   private readonly verified = new Map<string, { sha256: string; stamp: string }>();
 
@@ -429,20 +431,26 @@ export class Store {
    * Bulk mode for a cold build: full-text segments are not merged while batches land (one
    * merge at the end instead of one per level per batch), the WAL checkpoints rarely, and
    * commits do not wait for the disk — a crash mid-build loses only the build, which the
-   * next start redoes. \`endBulk\` merges once and restores the incremental settings.
+   * next start redoes. \`endBulk\` merges once and restores the incremental settings. Only a
+   * build into an empty store defers merging: a merge at the end rewrites the whole full-text
+   * index, which a large incremental batch (a branch switch) must not pay for.
    */
-  beginBulk(): void {
-    for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
+  beginBulk(empty: boolean): void {
+    this.mergeAtEnd = empty;
+    if (empty) for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
     this.db.pragma('synchronous = OFF');
     this.db.pragma(`wal_autocheckpoint = ${BULK_CHECKPOINT_PAGES}`);
   }
 
   endBulk(): void {
-    for (const t of FTS_TABLES) {
-      this.db.exec(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
-      // FTS5 takes configuration values as integer literals, not bound (real) numbers.
-      this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', ${FTS_AUTOMERGE})`);
+    if (this.mergeAtEnd) {
+      for (const t of FTS_TABLES) {
+        this.db.exec(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
+        // FTS5 takes configuration values as integer literals, not bound (real) numbers.
+        this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', ${FTS_AUTOMERGE})`);
+      }
     }
+    this.mergeAtEnd = false;
     this.db.pragma('incremental_vacuum');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('wal_autocheckpoint = 1000');
