@@ -3,7 +3,7 @@ import type { Declaration, LanguageId } from '../syntax/types.ts';
 import { lineCount, lineNumberFromStarts, lineStarts } from '../core/lines.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { extractDeclarations } from '../syntax/declarations.ts';
-import { declarationChunks, indexText } from './text.ts';
+import { declarationChunks, indexText, nameKey } from './text.ts';
 
 // One unit of indexing work: read a visible file, admit it (bounded, UTF-8, no NUL),
 // hash it, parse it when a syntax provider claims it, and prepare every row the store
@@ -21,12 +21,13 @@ export interface ParseItem {
 
 /**
  * One declaration as the store writes it: name, qualified name, their lowercase forms, kind,
- * node kind, facets (comma-joined), visibility, container, span, item span and 1-based line.
+ * node kind, facets (comma-joined), visibility, container, span, item span, 1-based line and the
+ * key of the lowercase qualified name (`nameKey`).
  */
 export type SymbolInput = [
   name: string, qname: string, qlower: string, nlower: string, kind: string, nodeKind: string, facets: string,
   visibility: string | null, container: string | null, spanStart: number, spanEnd: number, itemStart: number, itemEnd: number,
-  line: number,
+  line: number, qkey: number,
 ];
 
 export interface TextInput {
@@ -74,7 +75,7 @@ export function symbolInputs(bytes: Uint8Array, declarations: readonly Declarati
   return declarations.map((d) => [
     d.name, d.qualifiedName, d.qualifiedName.toLowerCase(), d.name.toLowerCase(), d.kind, d.nodeKind ?? d.kind, d.facets.join(','),
     d.visibility, d.container, d.span.start, d.span.end, d.itemSpan.start, d.itemSpan.end,
-    lineNumberFromStarts(starts, d.span.start),
+    lineNumberFromStarts(starts, d.span.start), nameKey(d.qualifiedName.toLowerCase()),
   ]);
 }
 

@@ -1,5 +1,5 @@
-import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, exactNameIds, globLiteral, trigramUsable, type Store, type SymbolRow } from './store.ts';
-import { anyOf, phrase, type QueryWord } from './text.ts';
+import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, EXACT_NAME_IDS, type Store, type SymbolRow } from './store.ts';
+import { anyOf, nameKey, phrase, type QueryWord } from './text.ts';
 
 // The lanes of one search over one store. Each lane returns its own ranked list; the
 // search service fuses lanes (and stores, for on-demand files) into one total order.
@@ -221,13 +221,7 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
     'search.names.exact',
     `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @lower THEN 0 ELSE 1 END AS level
      FROM ${SYMBOL_FROM}
-     WHERE s.id IN (${exactNameIds(true)}) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
-  );
-  const exactShort = store.prepared(
-    'search.names.exactShort',
-    `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @lower THEN 0 ELSE 1 END AS level
-     FROM ${SYMBOL_FROM}
-     WHERE s.id IN (${exactNameIds(false)}) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
+     WHERE s.id IN (${EXACT_NAME_IDS}) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
   );
   const prefix = store.prepared(
     'search.names.prefix',
@@ -246,7 +240,7 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
   for (const word of words) {
     const w = word.text.toLowerCase();
     const found = [
-      ...((trigramUsable(w) ? exact.all({ lower: w, exact: globLiteral(w) }) : exactShort.all({ lower: w })) as Array<SymbolRow & { level: number }>),
+      ...(exact.all({ lower: w, key: nameKey(w) }) as Array<SymbolRow & { level: number }>),
       ...(prefix.all({ w, hi: w + '\uffff' }) as Array<SymbolRow & { level: number }>),
       ...part(word),
     ];

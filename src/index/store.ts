@@ -6,6 +6,7 @@ import { RiftError } from '../core/errors.ts';
 import { VERIFIED_FILES_MAX } from '../core/limits.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
+import { nameKey } from './text.ts';
 
 // The persistent index in `<workspace>/.rift/rift.db` (SQLite, WAL). better-sqlite3 is
 // synchronous, so a read that runs its queries without awaiting sees one committed state:
@@ -21,8 +22,8 @@ import type { SymbolInput, TextInput } from './parse-job.ts';
 // Also bumped when a syntax provider extracts differently, so an older index is rebuilt rather
 // than mixing declarations from two extractors (5: Python lambdas, TypeScript construct
 // signatures; 6: text keys on symbols and chunks; 7: no stored contents, parse results by blob,
-// declaration-aligned chunks, names-only symbol full text).
-const SCHEMA_VERSION = '7';
+// declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key).
+const SCHEMA_VERSION = '8';
 
 /** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -41,26 +42,11 @@ const FILE_COLUMNS = `f.id, f.path, b.sha256, f.size, f.mtime_ms AS mtimeMs, b.l
 
 const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'symbols_trigram'] as const;
 
-/**
- * Ids of declarations whose name or qualified name equals `@lower` (`@exact`: the same, GLOB-
- * escaped). A qualified name of three or more characters is found through the trigram index; a
- * shorter one has no container, so it equals the name and the name index finds it.
- */
-export function exactNameIds(trigram: boolean): string {
-  return trigram
-    ? `SELECT id FROM symbols WHERE name_lower = @lower UNION SELECT rowid FROM symbols_trigram WHERE qname_lower GLOB @exact`
-    : `SELECT id FROM symbols WHERE name_lower = @lower`;
-}
+/** Ids of declarations whose name or qualified name equals `@lower` (`@key`: its nameKey). */
+export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
+  UNION SELECT id FROM symbols WHERE qname_key = @key AND qname_lower = @lower`;
 
-/** `lower` as a GLOB pattern of itself: GLOB's own metacharacters become one-character classes. */
-export function globLiteral(lower: string): string {
-  return lower.replace(/[*?[\]]/g, (c) => `[${c}]`);
-}
 
-/** Whether the trigram index can answer a pattern of this lowercased text (three characters or more). */
-export function trigramUsable(lower: string): boolean {
-  return [...lower].length >= 3;
-}
 /** FTS5's default `automerge`, restored after a bulk build. */
 const FTS_AUTOMERGE = 4;
 /** WAL pages between automatic checkpoints during a bulk build (the default is 1000). */
@@ -251,12 +237,14 @@ export class Store {
         span_end INTEGER NOT NULL,
         item_start INTEGER NOT NULL,
         item_end INTEGER NOT NULL,
-        line INTEGER NOT NULL
+        line INTEGER NOT NULL,
+        -- nameKey(qname_lower): exact qualified names are looked up by this integer.
+        qname_key INTEGER NOT NULL
       );
       CREATE INDEX symbols_blob ON symbols(blob_id);
       CREATE INDEX symbols_name_lower ON symbols(name_lower);
-      -- Substring and exact lookup of qualified names (exactNameIds); the names themselves are
-      -- read from \`symbols\`. Positions (detail full) let short patterns match without a recheck
+      CREATE INDEX symbols_qname_key ON symbols(qname_key);
+      -- Substring lookup of qualified names; the names themselves are read from \`symbols\`. Positions (detail full) let short patterns match without a recheck
       -- of every candidate.
       CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, content = 'symbols', content_rowid = 'id',
         tokenize = 'trigram', detail = 'full', columnsize = 0);
@@ -303,13 +291,13 @@ export class Store {
       deleteSymbol: db.prepare(`DELETE FROM symbols WHERE id = ?`),
       updateSymbol: db.prepare(
         `UPDATE symbols SET name = ?, qname = ?, qname_lower = ?, name_lower = ?, kind = ?, node_kind = ?, facets = ?,
-           visibility = ?, container = ?, span_start = ?, span_end = ?, item_start = ?, item_end = ?, line = ?
+           visibility = ?, container = ?, span_start = ?, span_end = ?, item_start = ?, item_end = ?, line = ?, qname_key = ?
          WHERE id = ?`,
       ),
       insertSymbol: db.prepare(
         `INSERT INTO symbols(name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
-           span_start, span_end, item_start, item_end, line, blob_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           span_start, span_end, item_start, item_end, line, qname_key, blob_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertTrigram: db.prepare(`INSERT INTO symbols_trigram(rowid, qname_lower) VALUES (?, ?)`),
       insertSymbolText: db.prepare(`INSERT INTO symbols_fts(rowid, name) VALUES (?, ?)`),
@@ -598,36 +586,35 @@ export class Store {
     const lower = q.query.toLowerCase();
     // The trigram index answers substring matches of three or more characters; shorter
     // queries scan, which is still bounded by the symbol count.
-    const useTrigram = trigramUsable(lower);
+    const useTrigram = [...lower].length >= 3;
     // GLOB (case-sensitive over the lowercased names, `_` and `%` literal) goes through the
     // trigram index; its own metacharacters are escaped as one-character classes.
     const candidates = useTrigram
       ? `SELECT rowid AS id FROM symbols_trigram WHERE qname_lower GLOB @glob`
       : `SELECT id FROM symbols WHERE instr(qname_lower, @lower) > 0`;
-    const escaped = globLiteral(lower);
-    const glob = `*${escaped}*`;
+    const glob = `*${lower.replace(/[*?[\]]/g, (c) => `[${c}]`)}*`;
     const params = { glob, lower, query: q.query, len: lower.length };
     // Most names are looked up exactly: when the page lies inside the exact matches
     // (ranks 0–2), it is read through the name indexes and only the total needs the scan.
-    const exactIds = exactNameIds(useTrigram);
-    const exact = this.cached(`exactCount:${useTrigram}`, `SELECT count(*) AS n FROM (${exactIds})`).get({ lower, exact: escaped }) as { n: number };
+    const key = nameKey(lower);
+    const exact = this.cached('exactCount', `SELECT count(*) AS n FROM (${EXACT_NAME_IDS})`).get({ lower, key }) as { n: number };
     if (q.offset + q.limit <= exact.n) {
       const rows = this.cached(
-        `exactPage:${useTrigram}`,
+        'exactPage',
         `SELECT ${SYMBOL_COLUMNS},
                 CASE WHEN s.qname = @query THEN 0 WHEN s.name = @query THEN 1 ELSE 2 END AS rank
          FROM ${SYMBOL_FROM}
-         WHERE s.id IN (${exactIds})
+         WHERE s.id IN (${EXACT_NAME_IDS})
          ORDER BY rank, s.qname, f.path, s.span_start, s.id
          LIMIT @limit OFFSET @offset`,
-      ).all({ lower, exact: escaped, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
+      ).all({ lower, key, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
       const total = this.cached(`count:${useTrigram}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
       return { total: total.n, rows };
     }
-    const key = `${useTrigram}`;
+    const mode = `${useTrigram}`;
     // One pass: candidates, rank, order and the total (a window count) together.
     const rows = this.cached(
-      `page:${key}`,
+      `page:${mode}`,
       `SELECT ${SYMBOL_COLUMNS},
               CASE WHEN s.qname = @query THEN 0
                    WHEN s.name = @query THEN 1
@@ -641,7 +628,7 @@ export class Store {
     ).all({ ...params, limit: q.limit, offset: q.offset }) as Array<SymbolRow & { total: number }>;
     if (rows.length > 0) return { total: rows[0].total, rows };
     // A page past the end still reports the true total.
-    const count = this.cached(`count:${key}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
+    const count = this.cached(`count:${mode}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
     return { total: count.n, rows: [] };
   }
 
