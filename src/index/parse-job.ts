@@ -45,7 +45,7 @@ export interface TextInput {
  * A short digest of full-text input: a re-indexed file keeps the rows (and full-text entries)
  * of chunks and declarations whose input did not change, so an edit rewrites only what moved.
  */
-export function textKey(...parts: string[]): string {
+function textKey(...parts: string[]): string {
   const h = createHash('sha1');
   for (const p of parts) h.update(p).update('\0');
   return h.digest('base64url').slice(0, 16);
@@ -70,7 +70,7 @@ export type ParseOutcome =
 
 const utf8 = new TextDecoder('utf-8');
 
-export function symbolInputs(bytes: Uint8Array, declarations: readonly Declaration[]): SymbolInput[] {
+function symbolInputs(bytes: Uint8Array, declarations: readonly Declaration[]): SymbolInput[] {
   const starts = lineStarts(bytes);
   return declarations.map((d) => [
     d.name, d.qualifiedName, d.qualifiedName.toLowerCase(), d.name.toLowerCase(), d.kind, d.nodeKind ?? d.kind, d.facets.join(','),
@@ -79,7 +79,7 @@ export function symbolInputs(bytes: Uint8Array, declarations: readonly Declarati
   ]);
 }
 
-export function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | null): TextInput {
+function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | null): TextInput {
   const chunks = [];
   for (const c of declarationChunks(bytes, declarations ?? [])) {
     const raw = utf8.decode(bytes.subarray(c.start, c.end));

@@ -86,7 +86,7 @@ const CHUNK_LINES = 40;
 const CHUNK_BYTES = 4096;
 
 /** Splits `[start, end)` (line-aligned) into chunks of at most 40 lines or about 4 KiB; `line` is the line of `start`. */
-export function chunkLines(bytes: Uint8Array, start = 0, end = bytes.length, line = 1): Chunk[] {
+function chunkLines(bytes: Uint8Array, start = 0, end = bytes.length, line = 1): Chunk[] {
   const chunks: Chunk[] = [];
   let lines = 0;
   for (let i = start; i < end; i++) {
