@@ -13,7 +13,8 @@ export const HELP = `rift ${VERSION} — read and change code by meaning
 Usage:
   rift [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
                                                the terminal UI: chat, review edits, slash commands (docs/tui.md)
-  rift index [--workspace DIR] [--json]        build or refresh the index in DIR/.rift
+  rift index [--workspace DIR] [--json] [--skipped]
+                                               build or refresh the index in DIR/.rift (--skipped lists files left out)
   rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
                                                find declarations by (qualified) name
   rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…

@@ -77,3 +77,5 @@ export const LOG_FLUSH_MS = 50;
 export const MAP_HUBS_MAX = 20;
 /** Directory levels `rift://map` modules unfold; deeper directories fold into their ancestor at this depth. */
 export const MAP_MODULE_DEPTH = 3;
+/** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
+export const VERIFIED_FILES_MAX = 65_536;

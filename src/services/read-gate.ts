@@ -8,8 +8,8 @@ import type { ReadWarning } from '../protocol/common.ts';
 import type { Indexer } from '../index/indexer.ts';
 
 // What every read does before and after it answers: the configuration gate, revision
-// admission, waiting for the index built under the accepted configuration, and the
-// freshness warning.
+// admission, waiting for the index built under the accepted configuration (or, during a long
+// build, for its first stored files), and the freshness warning.
 
 const REVISION_ID = /^[A-Za-z0-9._/-]+$/;
 
@@ -44,7 +44,8 @@ export class ReadGate {
       }
       throw capabilityUnavailable('revision reads');
     }
-    await this.indexer.ensureBuilt(accepted.config);
+    // A long cold build lets reads in once its first files are stored (they warn stale_index).
+    await this.indexer.readable(accepted.config);
     return accepted.config;
   }
 

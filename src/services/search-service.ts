@@ -145,7 +145,7 @@ export class SearchService {
       throw limitExceeded('paths.force_include', FORCE_INCLUDE_FILES_MAX, matched.length);
     }
     const selection = this.indexer.currentSelection();
-    const store = Store.memory();
+    const store = Store.memory(this.root);
     const updates = [];
     for (const f of matched) {
       const outcome = runParseItem(this.root, config.source.max_file_bytes, { ...selection.item(f.path), keepContent: true, relations: false });
@@ -273,15 +273,15 @@ function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string
   } else {
     const file = u.file!;
     // Only the best chunk is read, not the whole file.
-    const chunk = u.literal ? null : u.store.contentRange(file.fileId, file.start, file.end);
+    const chunk = u.literal ? null : u.store.indexedRange(file.path, file.start, file.end);
     const at = u.literal ?? (chunk ? bestLine(chunk, file, words) : file);
     const target: Hit['hit'] = { target: 'file', size: file.size };
     if (file.language) target.languages = [file.language];
     hit = { hit: target, matched_by, range: { start: at.start, end: at.end }, line: at.line, path: file.path };
   }
   if (include.has('source')) {
-    const fileId = u.symbol ? u.store.file(u.symbol.path)?.id : u.file!.fileId;
-    const bytes = fileId === undefined ? null : u.store.contentRange(fileId, hit.range.start, hit.range.end);
+    // A file changed behind the index serves no source: the result warns `stale_index` instead.
+    const bytes = u.store.indexedRange(hit.path, hit.range.start, hit.range.end);
     hit.source = bytes ? utf8.decode(bytes) : '';
   }
   if (include.has('score')) hit.score = u.score;

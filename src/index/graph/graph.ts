@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { FileRelations } from '../../syntax/relations/types.ts';
+import type { SymbolInput } from '../parse-job.ts';
 import type { Declaration } from '../../syntax/types.ts';
 import { GraphStore, type DeclRow, type RefRow } from './graph-store.ts';
 import { Resolver } from './resolve.ts';
@@ -14,14 +15,21 @@ import { Resolver } from './resolve.ts';
 /** Past this share of changed files, one full pass is cheaper than following names. */
 const FULL_PASS_SHARE = 0.5;
 
-/** What the graph needs from a parse of one file. */
+/** What the graph needs from a parse of one file: its declarations as the store's rows. */
 export interface ParsedFacts {
   path: string;
   ok: boolean;
   sha256?: string;
   language?: string | null;
-  declarations?: readonly Declaration[] | null;
+  symbols?: readonly SymbolInput[] | null;
   relations?: FileRelations | null;
+}
+
+type DeclFacts = Pick<Declaration, 'name' | 'qualifiedName' | 'kind' | 'container' | 'facets'>;
+
+/** The declaration facts the graph keeps, read off the store's symbol rows. */
+function declFacts(rows: readonly SymbolInput[]): DeclFacts[] {
+  return rows.map((r) => ({ name: r[0], qualifiedName: r[1], kind: r[4] as Declaration['kind'], container: r[8], facets: (r[6] === '' ? [] : r[6].split(',')) as Declaration['facets'] }));
 }
 
 export class RelationGraph {
@@ -47,7 +55,7 @@ export class RelationGraph {
   record(outcomes: readonly ParsedFacts[], removed: readonly string[]): void {
     for (const path of removed) this.forget(path);
     for (const o of outcomes) {
-      if (!o.ok || !o.relations || !o.declarations || !o.language || !o.sha256) {
+      if (!o.ok || !o.relations || !o.symbols || !o.language || !o.sha256) {
         this.forget(o.path);
         continue;
       }
@@ -55,17 +63,18 @@ export class RelationGraph {
       if (known !== null && known.sha256 === o.sha256) continue;
       const id = known?.id ?? null;
       const before = id === null ? null : this.snapshot(id);
+      const declarations = declFacts(o.symbols);
       const after = {
-        decls: new Set(o.declarations.map((d) => `${d.name}\0${d.qualifiedName}\0${d.kind}`)),
+        decls: new Set(declarations.map((d) => `${d.name}\0${d.qualifiedName}\0${d.kind}`)),
         exports: new Set(o.relations.imports.filter((i) => i.reexport).map((i) => `${i.local}\0${i.module}\0${i.imported}`)),
         bases: new Set(o.relations.references.filter((r) => r.kind === 'extends' || r.kind === 'implements' || r.kind === 'embeds').map((r) => `${r.from}\0${r.name}\0${r.text}`)),
         members: new Set(o.relations.members.map((m) => `${m.owner}\0${m.member}\0${m.type}`)),
       };
-      if (before !== null) this.compare(before, after, o.declarations);
-      else for (const d of o.declarations) this.dirtyNames.add(d.name);
+      if (before !== null) this.compare(before, after, declarations);
+      else for (const d of declarations) this.dirtyNames.add(d.name);
       if (before === null) for (const e of after.exports) this.markExport(e);
       if (!this.pending) this.store.markPending();
-      const fileId = this.store.put({ path: o.path, language: o.language, sha256: o.sha256, declarations: o.declarations, relations: o.relations });
+      const fileId = this.store.put({ path: o.path, language: o.language, sha256: o.sha256, declarations, relations: o.relations });
       this.dirtyFiles.add(fileId);
     }
   }
@@ -95,7 +104,7 @@ export class RelationGraph {
     };
   }
 
-  private compare(before: ReturnType<RelationGraph['snapshot']>, after: ReturnType<RelationGraph['snapshot']>, declarations: readonly Declaration[]): void {
+  private compare(before: ReturnType<RelationGraph['snapshot']>, after: ReturnType<RelationGraph['snapshot']>, declarations: readonly DeclFacts[]): void {
     for (const key of symmetric(before.decls, after.decls)) this.dirtyNames.add(key.slice(0, key.indexOf('\0')));
     for (const e of symmetric(before.exports, after.exports)) this.markExport(e);
     for (const m of symmetric(before.members, after.members)) this.dirtyFields.add(m.split('\0')[1]);
