@@ -46,7 +46,7 @@ export const RESOURCES: readonly ResourceDefinition[] = [
     template: null,
     schema: MapResource,
     read: async (s) => {
-      await s.gate.admit(undefined);
+      await s.gate.admitComplete();
       return s.map.current();
     },
   },
@@ -58,7 +58,7 @@ export const RESOURCES: readonly ResourceDefinition[] = [
     template: 'rift://workspace{?page_index}',
     schema: WorkspaceResource,
     read: async (s, page) => {
-      await s.gate.admit(undefined);
+      await s.gate.admitComplete();
       return s.workspace.read(page);
     },
   },

@@ -49,6 +49,16 @@ export class ReadGate {
     return accepted.config;
   }
 
+  /**
+   * Waits for the whole index under the accepted configuration. Resources carry no warnings, so
+   * unlike tool reads they never answer from a long build's first stored files.
+   */
+  async admitComplete(): Promise<WorkspaceConfig> {
+    const accepted = this.config.current();
+    await this.indexer.ensureBuilt(accepted.config);
+    return accepted.config;
+  }
+
   /** `stale_index` while the watcher has observed changes the index does not hold yet. */
   warnings(): ReadWarning[] {
     const observed = this.indexer.observedRevision();
