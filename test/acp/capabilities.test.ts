@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { PARTIAL_NOTE } from '../../src/agent/policy/approval.ts';
 import { probeSandbox } from '../../src/agent/policy/sandbox.ts';
+import { ENTRY, TSX } from '../support/agent-harness.ts';
+import { startHttpMcpServer } from '../support/mcp-http.ts';
 import { ollamaReply } from '../support/model-server.ts';
 import { pick, useAcp } from './client.ts';
 
@@ -125,6 +127,56 @@ describe('rift acp: client capabilities and extensions', () => {
     );
   });
 
+  it('the editor\'s servers over stdio (rift mcp itself) and Streamable HTTP: the model calls both; session/load attaches them again', async () => {
+    mkdirSync(join(cwd, 'src'));
+    writeFileSync(join(cwd, 'src', 'greet.ts'), 'export function greet(name: string): string {\n  return `hello ${name}`;\n}\n');
+    const remote = await startHttpMcpServer('editor-key');
+    try {
+      const mcpServers = [
+        { name: 'rift', command: process.execPath, args: ['--import', TSX, ENTRY, 'mcp', '--standalone'], env: [{ name: 'RIFT_HOME', value: home }, { name: 'RIFT_LOG', value: 'error' }] },
+        { type: 'http' as const, name: 'remote', url: remote.url, headers: [{ name: 'Authorization', value: 'Bearer editor-key' }] },
+      ];
+      const c = open({ args: ['--no-index', '--approve=false'] });
+      await c.initialize();
+      const { sessionId } = await c.agent.request('session/new', { cwd, mcpServers });
+      server.script(
+        ollamaReply({ toolCalls: [{ name: 'rift_get_symbol', arguments: { name: 'greet' } }, { name: 'remote_lookup', arguments: { key: 'greet' } }] }),
+        ollamaReply({ content: 'ok' }),
+      );
+      const mark = c.updates.length;
+      assert.deepEqual(await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'what is greet?' }] }), { stopReason: 'end_turn' });
+      const offered = chats()[0].body.tools.map((t: { function: { name: string } }) => t.function.name);
+      assert.ok(offered.includes('rift_get_symbol') && offered.includes('remote_lookup'), JSON.stringify(offered));
+      const [symbol, looked] = toolResults();
+      const hits = JSON.parse(symbol).hits;
+      assert.equal(hits.length, 1);
+      assert.equal(hits[0].source.text, 'export function greet(name: string): string {\n  return `hello ${name}`;\n}');
+      assert.equal(looked, 'value of greet');
+      assert.ok(remote.seen.length > 0 && remote.seen.every((r) => r.auth === 'Bearer editor-key'), 'the editor\'s headers are sent');
+      const calls = of(c.updatesOf(sessionId, mark), 'tool_call');
+      assert.deepEqual(calls.map((t) => [t.title, t.kind, t.status]), [
+        ['rift_get_symbol', 'other', 'pending'],
+        ['remote_lookup', 'other', 'pending'],
+      ]);
+      const finals = of(c.updatesOf(sessionId, mark), 'tool_call_update').filter((u) => u.status === 'completed');
+      assert.deepEqual(finals.map((u) => u.toolCallId), calls.map((t) => t.toolCallId));
+      await finish(c);
+
+      // A reloaded session gets the servers the editor passes again.
+      const before = remote.seen.length;
+      const d = open({ args: ['--no-index', '--approve=false'] });
+      await d.initialize();
+      await d.agent.request('session/load', { sessionId, cwd, mcpServers: [mcpServers[1]] });
+      assert.ok(remote.seen.length > before, 'reconnected on load');
+      server.script(ollamaReply({ toolCalls: [{ name: 'remote_lookup', arguments: { key: 'again' } }] }), ollamaReply({ content: 'ok' }));
+      await d.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'once more' }] });
+      assert.equal(toolResults().at(-1), 'value of again');
+      assert.ok(!chats().at(-1)!.body.tools.some((t: { function: { name: string } }) => t.function.name === 'rift_get_symbol'), 'only the servers passed to this load');
+    } finally {
+      await remote.close();
+    }
+  });
+
   it('trust over ACP: a project MCP server is asked about before the first turn; skip keeps it off, trust starts it and persists', async () => {
     const marker = join(cwd, 'mcp-started');
     writeFileSync(join(cwd, '.rift.json'), JSON.stringify({ mcp: { fx: { command: process.execPath, args: [FIXTURE], env: { TOOL_SERVER_MARKER: marker } } } }));
@@ -153,7 +205,7 @@ describe('rift acp: client capabilities and extensions', () => {
     assert.ok(existsSync(marker));
     assert.equal(toolResults()[0], 'echo: trusted');
     const done = of(trust.updatesOf(second.sessionId), 'tool_call_update').find((u) => u.toolCallId === trust.permissions[0].toolCall.toolCallId && u.status === 'completed')!;
-    assert.match((done.content![0] as { content: { text: string } }).content.text, /^MCP server 'fx' trusted — mcp 'fx': 6 tool\(s\) registered/);
+    assert.match((done.content![0] as { content: { text: string } }).content.text, /^MCP server 'fx' trusted — mcp 'fx': 7 tool\(s\) registered/);
     assert.ok(JSON.parse(readFileSync(join(home, 'trusted-hooks.json'), 'utf8')).some((k: string) => k.startsWith('mcp-server:sha256:')));
   });
 

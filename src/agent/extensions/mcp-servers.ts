@@ -208,8 +208,14 @@ export class McpServers {
         await ctx.approval.authorizeTool(ctx.gate, { name, group: server, args }, ctx.signal);
         if (!conn.alive) throw new ToolError(`MCP server '${server}' is not running (${conn.exit}), so ${name} is unavailable in this session; do the step another way`);
         let result: Record<string, unknown>;
+        // The SDK never removes the abort listener it adds to a request's signal, so each call
+        // gets its own signal: the turn's signal keeps one listener, removed when the call ends.
+        const call = new AbortController();
+        const abort = () => call.abort(ctx.signal.reason);
+        if (ctx.signal.aborted) abort();
+        else ctx.signal.addEventListener('abort', abort, { once: true });
         try {
-          result = (await conn.client.callTool({ name: t.name, arguments: args }, undefined, { signal: ctx.signal, timeout: MCP_REQUEST_TIMEOUT_MS })) as Record<string, unknown>;
+          result = (await conn.client.callTool({ name: t.name, arguments: args }, undefined, { signal: call.signal, timeout: MCP_REQUEST_TIMEOUT_MS })) as Record<string, unknown>;
         } catch (e) {
           if (ctx.signal.aborted) throw new ToolError('cancelled by user');
           if (!conn.alive || (e instanceof McpError && e.code === ErrorCode.ConnectionClosed)) {
@@ -223,6 +229,8 @@ export class McpServers {
           }
           if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) throw new ToolError(`${name} timed out after ${MCP_REQUEST_TIMEOUT_MS / 1000}s (MCP server '${server}')`);
           throw new ToolError(`${name} failed: ${(e as Error).message}`);
+        } finally {
+          ctx.signal.removeEventListener('abort', abort);
         }
         const { text, isError } = renderToolResult(result);
         if (isError) throw new ToolError(`${name} reported an error: ${text || '(no message)'}`);

@@ -81,7 +81,7 @@ describe('MCP servers in rift -p', () => {
     server.script(ollamaReply({ toolCalls: [{ name: 'fx_env', arguments: {} }] }), ollamaReply({ content: 'ok' }));
     const again = await runRift(['-p', 'call fx_env'], cwd, home);
     assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stderr, /mcp 'fx': 6 tool\(s\) registered/);
+    assert.match(again.stderr, /mcp 'fx': 7 tool\(s\) registered/);
     assert.equal(chats()[1].body.messages.at(-1).content, 'from-the-repo');
     assert.ok(existsSync(marker));
     const sandboxed = probeSandbox().available;

@@ -1,13 +1,8 @@
 import { describe, it, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
 import type { McpServerConfig } from '../../../src/agent/base/config.ts';
 import { McpServers } from '../../../src/agent/extensions/mcp-servers.ts';
 import { mcpIdentity, mcpServerKey } from '../../../src/agent/extensions/project-trust.ts';
@@ -17,7 +12,8 @@ import { PermissionRules } from '../../../src/agent/policy/permissions.ts';
 import { Sandbox } from '../../../src/agent/policy/sandbox.ts';
 import { MCP_RESULT_BYTES_MAX } from '../../../src/core/limits.ts';
 import { ollamaReply } from '../../support/model-server.ts';
-import { tempDir, useModelServer, type Harness } from '../../support/agent-harness.ts';
+import { tempDir, toolContext, toolError, useModelServer, type Harness } from '../../support/agent-harness.ts';
+import { startHttpMcpServer } from '../../support/mcp-http.ts';
 
 // The agent's MCP client against real MCP servers: a stdio fixture (tools that answer, fail,
 // overflow, return non-text blocks, and one that kills its server mid-call) and a Streamable
@@ -60,7 +56,7 @@ describe('agent MCP client', () => {
     open.push(mcp);
     const outcome = await mcp.start(stdio('fx', { FIXTURE_TOKEN: 'tok-123' }));
     assert.equal(outcome.ok, true, outcome.text);
-    assert.equal(outcome.text, "mcp 'fx': 6 tool(s) registered (fx_echo, fx_env, fx_big, fx_fail, fx_mixed, fx_crash)");
+    assert.equal(outcome.text, "mcp 'fx': 7 tool(s) registered (fx_echo, fx_env, fx_big, fx_fail, fx_mixed, fx_crash, fx_hang)");
     assert.deepEqual(notes, [outcome.text]);
     server.script(
       ollamaReply({
@@ -112,6 +108,23 @@ describe('agent MCP client', () => {
     assert.match(write, /^Wrote 3 bytes/, 'the other tools still work');
     const warnings = h.of('warning').map((w) => w.text);
     assert.equal(warnings.filter((w) => w.startsWith("MCP server 'fx' stopped during a call to fx_crash")).length, 1, 'one warning for the dead server');
+  });
+
+  it('a cancel ends the call in flight and the server stays usable; calls leave no listener on the turn\'s signal', async () => {
+    const h = harness();
+    const mcp = attach(h);
+    open.push(mcp);
+    assert.equal((await mcp.start(stdio('fx'))).ok, true);
+    const turn = new AbortController();
+    const ctx = toolContext({ cwd: h.cwd, signal: turn.signal });
+    const echo = h.agent.registry.get('fx_echo')!;
+    // More calls than Node's listener warning threshold (10): the SDK alone would leave one each.
+    for (let i = 0; i < 12; i++) assert.equal(await echo.run({ text: `m${i}` }, ctx), `echo: m${i}`);
+    assert.equal(getEventListeners(turn.signal, 'abort').length, 0);
+    const hanging = toolError(h.agent.registry.get('fx_hang')!.run({}, ctx));
+    setTimeout(() => turn.abort(), 50);
+    assert.equal(await hanging, 'cancelled by user');
+    assert.equal(await echo.run({ text: 'after' }, toolContext({ cwd: h.cwd })), 'echo: after');
   });
 
   it('a server that cannot start is a warning with its reason; the session keeps its other tools', async () => {
@@ -204,41 +217,22 @@ describe('agent MCP client', () => {
   });
 
   it('Streamable HTTP: headers are sent, the session id is kept, tools work', async () => {
-    const seen: Array<{ auth: string | undefined; session: string | undefined }> = [];
-    const sessions = new Map<string, StreamableHTTPServerTransport>();
-    const http: Server = createServer(async (req, res) => {
-      seen.push({ auth: req.headers.authorization, session: req.headers['mcp-session-id'] as string | undefined });
-      if (req.headers.authorization !== 'Bearer remote-key') {
-        res.writeHead(401).end();
-        return;
-      }
-      const id = req.headers['mcp-session-id'] as string | undefined;
-      let transport = id ? sessions.get(id) : undefined;
-      if (!transport) {
-        transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, transport!) });
-        const mcpServer = new McpServer({ name: 'remote', version: '1.0.0' });
-        mcpServer.registerTool('lookup', { description: 'Look a key up.', inputSchema: { key: z.string() } }, async ({ key }) => ({ content: [{ type: 'text', text: `value of ${key}` }] }));
-        await mcpServer.connect(transport);
-      }
-      await transport.handleRequest(req, res);
-    });
-    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const remote = await startHttpMcpServer('remote-key');
     try {
       const h = harness();
       const mcp = attach(h);
-      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
-      const outcome = await mcp.start({ name: 'remote', scope: 'user', transport: { kind: 'http', url, headers: { Authorization: 'Bearer remote-key' } }, sandbox: false });
+      const outcome = await mcp.start({ name: 'remote', scope: 'user', transport: { kind: 'http', url: remote.url, headers: { Authorization: 'Bearer remote-key' } }, sandbox: false });
       assert.equal(outcome.text, "mcp 'remote': 1 tool(s) registered (remote_lookup)");
       server.script(ollamaReply({ toolCalls: [{ name: 'remote_lookup', arguments: { key: 'k1' } }] }), ollamaReply({ content: 'ok' }));
       await h.run('look it up');
       assert.equal(toolMessages(chats()[1].body)[0].content, 'value of k1');
+      const { seen } = remote;
       assert.ok(seen.every((s) => s.auth === 'Bearer remote-key'));
       assert.equal(seen[0].session, undefined);
       assert.ok(seen.slice(1).every((s) => s.session !== undefined && s.session === seen[1].session), 'the Mcp-Session-Id is echoed');
       await mcp.close();
     } finally {
-      http.closeAllConnections();
-      await new Promise<void>((r) => http.close(() => r()));
+      await remote.close();
     }
   });
 
