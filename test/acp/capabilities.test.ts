@@ -177,6 +177,35 @@ describe('rift acp: client capabilities and extensions', () => {
     }
   });
 
+  it('the editor\'s stdio servers end with rift acp: when the editor closes stdin, and when rift acp is killed', async () => {
+    const gone = async (pid: number) => {
+      for (let i = 0; i < 200; i++) {
+        try {
+          process.kill(pid, 0);
+        } catch {
+          return true;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return false;
+    };
+    for (const end of ['stdin closed', 'SIGKILL'] as const) {
+      const marker = join(cwd, `mcp-pid-${end === 'SIGKILL' ? 'kill' : 'eof'}`);
+      const c = open({ args: ['--no-index', '--approve=false'] });
+      await c.initialize();
+      await c.agent.request('session/new', { cwd, mcpServers: [{ name: 'fx', command: process.execPath, args: [FIXTURE], env: [{ name: 'TOOL_SERVER_MARKER', value: marker }] }] });
+      const pid = Number(readFileSync(marker, 'utf8'));
+      process.kill(pid, 0);
+      if (end === 'SIGKILL') {
+        c.child.kill('SIGKILL');
+        await c.exit;
+      } else {
+        await finish(c);
+      }
+      assert.ok(await gone(pid), `the MCP server (pid ${pid}) outlived rift acp (${end})`);
+    }
+  });
+
   it('trust over ACP: a project MCP server is asked about before the first turn; skip keeps it off, trust starts it and persists', async () => {
     const marker = join(cwd, 'mcp-started');
     writeFileSync(join(cwd, '.rift.json'), JSON.stringify({ mcp: { fx: { command: process.execPath, args: [FIXTURE], env: { TOOL_SERVER_MARKER: marker } } } }));
