@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import type { McpServer, SessionUpdate } from '@agentclientprotocol/sdk';
 import { PARTIAL_NOTE } from '../../src/agent/policy/approval.ts';
 import { probeSandbox } from '../../src/agent/policy/sandbox.ts';
 import { ENTRY, TSX } from '../support/agent-harness.ts';
@@ -132,9 +132,9 @@ describe('rift acp: client capabilities and extensions', () => {
     writeFileSync(join(cwd, 'src', 'greet.ts'), 'export function greet(name: string): string {\n  return `hello ${name}`;\n}\n');
     const remote = await startHttpMcpServer('editor-key');
     try {
-      const mcpServers = [
+      const mcpServers: McpServer[] = [
         { name: 'rift', command: process.execPath, args: ['--import', TSX, ENTRY, 'mcp', '--standalone'], env: [{ name: 'RIFT_HOME', value: home }, { name: 'RIFT_LOG', value: 'error' }] },
-        { type: 'http' as const, name: 'remote', url: remote.url, headers: [{ name: 'Authorization', value: 'Bearer editor-key' }] },
+        { type: 'http', name: 'remote', url: remote.url, headers: [{ name: 'Authorization', value: 'Bearer editor-key' }] },
       ];
       const c = open({ args: ['--no-index', '--approve=false'] });
       await c.initialize();
