@@ -2,7 +2,7 @@ import { invalidField, limitExceeded } from '../core/errors.ts';
 import { PATCH_FILES_MAX, PATCH_HUNKS_MAX } from '../core/limits.ts';
 import { projectPathViolation } from '../core/path.ts';
 import { unsupported } from './refusal.ts';
-import { splitLinesKeepEnds } from '../core/lines.ts';
+import { splitEnding, splitLinesKeepEnds } from '../core/lines.ts';
 
 // Parsing a unified diff the way `git apply --recount` reads one (reference F.12 rules
 // 128–135). Text is handled as latin1 so each byte is one code unit: matching and output
@@ -43,13 +43,6 @@ export interface FilePatch {
 const HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 const UNIFIED_FORM = 'send a unified diff: `--- a/<path>` and `+++ b/<path>` file headers followed by `@@ -l,n +l,n @@` hunks';
 
-/** A line's content and its ending ('\n', '\r\n', or '' for a last line without one). */
-export function stripEol(line: string): { text: string; eol: string } {
-  if (line.endsWith('\r\n')) return { text: line.slice(0, -2), eol: '\r\n' };
-  if (line.endsWith('\n')) return { text: line.slice(0, -1), eol: '\n' };
-  return { text: line, eol: '' };
-}
-
 /** Renders a hunk header git-style (a count of 1 is omitted). */
 export function renderHeader(h: Hunk): string {
   const side = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
@@ -79,7 +72,7 @@ function unquote(raw: string): string {
 
 /** The project path of a `---`/`+++` header, or null for `/dev/null`. */
 function headerPath(line: string, prefix: 'a/' | 'b/', fileOrdinal: number): string | null {
-  let raw = stripEol(line).text.slice(4);
+  let raw = splitEnding(line).text.slice(4);
   if (!raw.startsWith('"')) {
     const tab = raw.indexOf('\t');
     if (tab >= 0) raw = raw.slice(0, tab);
@@ -155,7 +148,7 @@ export function parsePatch(body: Buffer): FilePatch[] {
         const l = lines[i];
         const c = l[0];
         if (c === ' ' || c === '-' || c === '+') {
-          const { text: t, eol } = stripEol(l.slice(1));
+          const { text: t, eol } = splitEnding(l.slice(1));
           body.push({ op: c, text: t, eol, noNewline: false });
         } else if (c === '\\') {
           if (body.length > 0) body[body.length - 1].noNewline = true;

@@ -1,3 +1,4 @@
+import { countBreaks, lineAt } from '../core/lines.ts';
 import { SYMBOL_COLUMNS, type Store, type SymbolRow } from './store.ts';
 import { anyOf, phrase, type QueryWord } from './text.ts';
 
@@ -247,14 +248,9 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
     const window = Buffer.from(bytes.buffer, bytes.byteOffset + c.start, Math.min(bytes.length, c.end + literal.length) - c.start);
     const at = window.indexOf(literal);
     if (at < 0 || c.start + at >= c.end) continue;
-    const offset = c.start + at;
-    const lineStart = bytes.lastIndexOf(0x0a, offset - 1) + 1;
-    let lineEnd = bytes.indexOf(0x0a, offset);
-    if (lineEnd < 0) lineEnd = bytes.length;
-    if (lineEnd > lineStart && bytes[lineEnd - 1] === 0x0d) lineEnd--;
-    let line = c.line;
-    for (let i = c.start; i < lineStart; i++) if (bytes[i] === 0x0a) line++;
-    out.push({ ...c, start: lineStart, end: lineEnd, line, score: out.length, coverage: q.words.length || 1 });
+    const { start, end } = lineAt(bytes, c.start + at);
+    const line = c.line + countBreaks(bytes, c.start, start);
+    out.push({ ...c, start, end, line, score: out.length, coverage: q.words.length || 1 });
     if (out.length >= LANE_CANDIDATES_MAX) break;
   }
   return out;

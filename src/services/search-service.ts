@@ -1,5 +1,6 @@
 import { capabilityUnavailable, invalidField, limitExceeded } from '../core/errors.ts';
 import { GlobSet, patternViolation } from '../core/glob.ts';
+import { lineContentEnd, nextLineStart } from '../core/lines.ts';
 import { FORCE_INCLUDE_FILES_MAX, SEARCH_LIMIT_DEFAULT } from '../core/limits.ts';
 import type { ReadWarning } from '../protocol/common.ts';
 import type { SearchInput, SearchResult } from '../protocol/search.ts';
@@ -267,16 +268,11 @@ function bestLine(bytes: Uint8Array, chunk: FileHitRow, words: readonly QueryWor
   let best = { start: chunk.start, end: chunk.start, line: chunk.line, count: -1 };
   let start = 0;
   let line = chunk.line;
-  while (start < bytes.length) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end < 0) end = bytes.length;
-    let textEnd = end;
-    if (textEnd > start && bytes[textEnd - 1] === 0x0d) textEnd--;
-    const tokens = new Set(wordTokens(utf8.decode(bytes.subarray(start, textEnd))));
+  for (; start < bytes.length; start = nextLineStart(bytes, start), line++) {
+    const end = lineContentEnd(bytes, start);
+    const tokens = new Set(wordTokens(utf8.decode(bytes.subarray(start, end))));
     const count = words.filter((w) => w.tokens.every((t) => tokens.has(t))).length;
-    if (count > best.count) best = { start: chunk.start + start, end: chunk.start + textEnd, line, count };
-    start = end + 1;
-    line++;
+    if (count > best.count) best = { start: chunk.start + start, end: chunk.start + end, line, count };
   }
   return best;
 }
