@@ -70,8 +70,12 @@ function unquote(raw: string): string {
   return out;
 }
 
-/** The project path of a `---`/`+++` header, or null for `/dev/null`. */
-function headerPath(line: string, prefix: 'a/' | 'b/', fileOrdinal: number): string | null {
+/**
+ * The project path of a `---`/`+++` header, or null for `/dev/null`. Like `git apply -p1`, the
+ * `a/` or `b/` prefix is dropped on either side, so a reversed diff (`git diff -R`: `--- b/x`,
+ * `+++ a/x`) names the same file on both.
+ */
+function headerPath(line: string, fileOrdinal: number): string | null {
   let raw = splitEnding(line).text.slice(4);
   if (!raw.startsWith('"')) {
     const tab = raw.indexOf('\t');
@@ -80,7 +84,7 @@ function headerPath(line: string, prefix: 'a/' | 'b/', fileOrdinal: number): str
   }
   raw = unquote(raw);
   if (raw === '/dev/null') return null;
-  if (raw.startsWith(prefix)) raw = raw.slice(2);
+  if (raw.startsWith('a/') || raw.startsWith('b/')) raw = raw.slice(2);
   const path = Buffer.from(raw, 'latin1').toString('utf8');
   const violation = projectPathViolation(path);
   if (violation === 'backslash') {
@@ -88,6 +92,12 @@ function headerPath(line: string, prefix: 'a/' | 'b/', fileOrdinal: number): str
   }
   if (violation) throw invalidField('patch', `file ${fileOrdinal}: path ${JSON.stringify(path)} ${violation}`);
   return path;
+}
+
+const NO_RENAME = 'patch carries no rename or copy support — use move_file, then patch the moved file';
+
+function pureRenameOrCopy(ordinal: number) {
+  return unsupported(`patch file ${ordinal} is a git rename or copy without content changes; ${NO_RENAME}`);
 }
 
 /**
@@ -111,7 +121,8 @@ export function parsePatch(body: Buffer): FilePatch[] {
   while (i < lines.length) {
     const line = lines[i];
     if (line.startsWith('diff ')) {
-      renameOrCopy = false;
+      // A rename or copy with no content change carries no `---`/`+++` header at all.
+      if (renameOrCopy) throw pureRenameOrCopy(files.length + 1);
       i++;
       continue;
     }
@@ -130,12 +141,12 @@ export function parsePatch(body: Buffer): FilePatch[] {
       for (let k = i + 2; k < lines.length; k++) if (isFileHeader(k)) total++;
       throw limitExceeded('patch.files', PATCH_FILES_MAX, total);
     }
-    const oldPath = headerPath(lines[i], 'a/', ordinal);
-    const newPath = headerPath(lines[i + 1], 'b/', ordinal);
+    const oldPath = headerPath(lines[i], ordinal);
+    const newPath = headerPath(lines[i + 1], ordinal);
     i += 2;
     if (oldPath === null && newPath === null) throw unsupported(`patch file ${ordinal} has /dev/null on both sides; a patch creates, modifies or deletes one named file`);
     if (renameOrCopy || (oldPath !== null && newPath !== null && oldPath !== newPath)) {
-      throw unsupported(`patch file ${ordinal} renames or copies ${oldPath ?? '/dev/null'} to ${newPath ?? '/dev/null'}; patch carries no rename or copy support — use move_file, then patch the moved file`);
+      throw unsupported(`patch file ${ordinal} renames or copies ${oldPath ?? '/dev/null'} to ${newPath ?? '/dev/null'}; ${NO_RENAME}`);
     }
     const hunks: Hunk[] = [];
     while (i < lines.length && lines[i].startsWith('@@')) {
@@ -176,6 +187,7 @@ export function parsePatch(body: Buffer): FilePatch[] {
     files.push({ ordinal, oldPath, newPath, hunks });
     renameOrCopy = false;
   }
+  if (renameOrCopy) throw pureRenameOrCopy(files.length + 1);
   if (files.length === 0) {
     throw invalidField('patch', `carries no \`---\` file header; ${UNIFIED_FORM}`);
   }
