@@ -3,6 +3,7 @@ import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { limitExceeded } from '../core/errors.ts';
 import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
+import { drainQueue } from './queue.ts';
 import type { SourcePolicy, Visibility } from './visibility.ts';
 
 // The walk of the working tree: every visible regular file with its size and mtime.
@@ -58,42 +59,6 @@ const SURROGATE = /[\uD800-\uDFFF]/;
 function sortByPath<T extends { path: string }>(entries: T[]): void {
   if (entries.some((e) => SURROGATE.test(e.path))) entries.sort((a, b) => compareProjectPaths(a.path, b.path));
   else entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
-
-/**
- * Run queued jobs with at most `concurrency` in flight; a job may enqueue more. Resolves when
- * the queue is drained; the first failure stops scheduling and is rethrown once in-flight
- * jobs have settled.
- */
-export async function drainQueue<T>(queue: T[], concurrency: number, run: (job: T) => Promise<void>): Promise<void> {
-  let active = 0;
-  let failed = false;
-  let failure: unknown;
-  await new Promise<void>((resolve) => {
-    const pump = (): void => {
-      while (!failed && active < concurrency && queue.length > 0) {
-        const job = queue.pop() as T;
-        active++;
-        run(job).then(
-          () => {
-            active--;
-            pump();
-          },
-          (e: unknown) => {
-            if (!failed) {
-              failed = true;
-              failure = e;
-            }
-            active--;
-            pump();
-          },
-        );
-      }
-      if (active === 0 && (failed || queue.length === 0)) resolve();
-    };
-    pump();
-  });
-  if (failed) throw failure;
 }
 
 interface DirJob {

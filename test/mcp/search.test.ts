@@ -211,6 +211,11 @@ describe('search', () => {
     }
   });
 
+  test('path globs are POSIX: [!R]* excludes every path whose name does not start with R', async () => {
+    const r = await search({ query: 'checksum', paths: { exclude: ['[!R]*'] } });
+    assert.deepEqual([...new Set(r.results.map((h) => h.path))], ['README.md']);
+  });
+
   test('a literal match at offset 0 of a file is on line 1, its range the first line', async () => {
     const r = await search({ query: 'hello', include: ['source'] });
     const hit = r.results.find((h) => h.path === 'one.txt')!;

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import { compileGlob } from '../../core/glob.ts';
 import { ToolError, optString, stringArg, type Tool } from '../base/tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
 import { looksBinary } from './files.ts';
@@ -127,44 +128,15 @@ export const globTool: Tool<ToolContext> = {
     const pattern = stringArg(args, 'pattern', 'glob');
     const base = baseDir(ctx, 'glob', optString(args, 'path', 'glob'));
     if (!statSync(base).isDirectory()) throw new ToolError(`${base} is a file; glob searches a directory`);
-    const re = globRegex(pattern);
-    const matched = walk(ctx, 'glob', base).filter((p) => re.test(p));
+    let matches: (path: string) => boolean;
+    try {
+      matches = compileGlob(pattern, 'tool');
+    } catch {
+      throw new ToolError(`pattern is not a valid glob (unbalanced brackets or braces): ${pattern}`);
+    }
+    const matched = walk(ctx, 'glob', base).filter(matches);
     if (matched.length === 0) return 'no files matched';
     if (matched.length > GLOB_RESULTS_MAX) return `${matched.slice(0, GLOB_RESULTS_MAX).join('\n')}\n[stopped at ${GLOB_RESULTS_MAX} results]`;
     return matched.join('\n');
   },
 };
-
-// globset semantics with `*` crossing `/`: a `**` + `/` prefix may match nothing, `?` is one
-// non-slash character, `{a,b}` alternates.
-export function globRegex(pattern: string): RegExp {
-  let re = '';
-  let depth = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '*') {
-      while (pattern[i + 1] === '*') i++;
-      if (pattern[i + 1] === '/') {
-        re += '(?:.*/)?';
-        i++;
-      } else re += '.*';
-    } else if (c === '?') re += '[^/]';
-    else if (c === '{') {
-      depth++;
-      re += '(?:';
-    } else if (c === '}' && depth > 0) {
-      depth--;
-      re += ')';
-    } else if (c === ',' && depth > 0) re += '|';
-    else if (c === '[') {
-      const close = pattern.indexOf(']', i + 1);
-      if (close < 0) re += '\\[';
-      else {
-        re += `[${pattern.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
-        i = close;
-      }
-    } else re += c.replace(/[.+^$()|\\\]]/g, '\\$&');
-  }
-  if (depth > 0) throw new ToolError(`pattern is not a valid glob (unclosed '{'): ${pattern}`);
-  return new RegExp(`^${re}$`);
-}

@@ -138,6 +138,13 @@ describe('agent tools: ls, grep, glob, plan, ask_user', () => {
     assert.match(await fails(c, 'ls', { path: 'secret' }), /blocked by permission rule/);
   });
 
+  it('glob: * crosses /, yet a*/b needs the slash; [!x] negates', async () => {
+    const c = ctx({ 'ab': '', 'ax/b': '', 'a/x/b': '', 'bx/b': '' });
+    assert.equal(await call(c, 'glob', { pattern: 'a*/b' }), 'a/x/b\nax/b');
+    assert.equal(await call(c, 'glob', { pattern: '[!a]*/b' }), 'bx/b');
+    assert.match(await fails(c, 'glob', { pattern: 'src/{a,b' }), /not a valid glob/);
+  });
+
   it('task lists, shows and kills background tasks', async () => {
     const c = ctx();
     assert.equal(await call(c, 'task', {}), 'no background tasks');
