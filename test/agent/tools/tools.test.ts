@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { recoverTextualToolCalls } from '../../../src/agent/loop/recovery.ts';
 import { ToolError } from '../../../src/agent/base/tool.ts';
 import { middleTruncate } from '../../../src/agent/tools/bash.ts';
+import { stripAnsi } from '../../../src/agent/base/tasks.ts';
 import type { ToolContext } from '../../../src/agent/tools/context.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 import { pluginTool } from '../../../src/agent/extensions/plugins.ts';
@@ -143,6 +144,14 @@ describe('agent tools: ls, grep, glob, plan, ask_user', () => {
     assert.equal(await call(c, 'glob', { pattern: 'a*/b' }), 'a/x/b\nax/b');
     assert.equal(await call(c, 'glob', { pattern: '[!a]*/b' }), 'bx/b');
     assert.match(await fails(c, 'glob', { pattern: 'src/{a,b' }), /not a valid glob/);
+  });
+
+  it('stripAnsi removes OSC hyperlinks and titles, CSI, charset and DCS sequences', () => {
+    assert.equal(stripAnsi('see \x1b]8;;https://example.com\x1b\\the docs\x1b]8;;\x1b\\ now'), 'see the docs now');
+    assert.equal(stripAnsi('\x1b]0;build\x07ok'), 'ok');
+    assert.equal(stripAnsi('\x1b[1;31merror\x1b[0m: \x1b[2Kx'), 'error: x');
+    assert.equal(stripAnsi('\x1b(Bplain\x1bP1;2q\x1b\\'), 'plain');
+    assert.equal(stripAnsi('\u009b31mcsi'), 'csi');
   });
 
   it('task lists, shows and kills background tasks', async () => {
