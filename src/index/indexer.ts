@@ -7,7 +7,7 @@ import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
-import { Visibility, type SourcePolicy } from '../workspace/visibility.ts';
+import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { walkWorkspace, compareProjectPaths, nfcConflict } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
@@ -49,15 +49,6 @@ export interface BuildProgress {
   total: number;
 }
 
-export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
-  return {
-    include: config.source.include,
-    exclude: config.source.exclude,
-    respectGitignore: config.source.respect_gitignore,
-    maxFileBytes: config.source.max_file_bytes,
-    maxFiles: config.source.max_files,
-  };
-}
 
 /** The syntax language of a language entry, when a built-in provider parses it. */
 function syntaxLanguageOf(entry: { id: string } | null): LanguageId | null {

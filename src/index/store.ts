@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
 import { lineNumberFromStarts, lineStarts } from '../core/lines.ts';
+import { ensureStateDir } from '../workspace/state-dir.ts';
 import type { Declaration } from '../syntax/types.ts';
 import type { TextInput } from './parse-job.ts';
 
@@ -104,12 +104,8 @@ export class Store {
 
   /** Opens (creating when absent) the store under `<root>/.rift/`. */
   static open(root: string): Store {
-    const dir = join(root, '.rift');
     try {
-      if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
-      const ignore = join(dir, '.gitignore');
-      if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
-      const db = new Database(join(dir, 'rift.db'));
+      const db = new Database(join(ensureStateDir(root), 'rift.db'));
       return Store.init(db);
     } catch (e) {
       throw new RiftError('storage_failure', [

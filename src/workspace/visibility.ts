@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { GlobSet } from '../core/glob.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
 import { underFloor } from '../core/path.ts';
 import { drainQueue } from './queue.ts';
@@ -23,6 +24,17 @@ export interface SourcePolicy {
   respectGitignore: boolean;
   maxFileBytes: number;
   maxFiles: number;
+}
+
+/** The `[source]` table of a workspace configuration as this layer's policy. */
+export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
+  return {
+    include: config.source.include,
+    exclude: config.source.exclude,
+    respectGitignore: config.source.respect_gitignore,
+    maxFileBytes: config.source.max_file_bytes,
+    maxFiles: config.source.max_files,
+  };
 }
 
 const GITIGNORE = '.gitignore';

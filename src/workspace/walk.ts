@@ -81,7 +81,7 @@ const CHECK_EVERY = 64;
  * slices that yield to the event loop every few milliseconds. Measured here, a promise per
  * `lstat` costs 3–4× a synchronous one, and the stats dominate a walk.
  */
-export async function walkWorkspace(root: string, visibility: Visibility, policy: SourcePolicy): Promise<WalkResult> {
+export async function walkWorkspace(root: string, visibility: Visibility, policy: SourcePolicy, under = ''): Promise<WalkResult> {
   const files: FileEntry[] = [];
   const skipped: SkippedEntry[] = [];
   let visibleFiles = 0;
@@ -142,7 +142,8 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
     }
   };
 
-  const queue: DirJob[] = [{ rel: '', depth: 0 }];
+  // A walk below a visible directory `under` is the part of the whole walk that lies there.
+  const queue: DirJob[] = [{ rel: under, depth: under === '' ? 0 : under.split('/').length }];
   await drainQueue(queue, WALK_CONCURRENCY, (job) => visit(job, queue));
 
   if (visibleFiles > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, visibleFiles);
