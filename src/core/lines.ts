@@ -144,3 +144,67 @@ export function prevailingEol(s: string): '\n' | '\r\n' {
 export function withEol(s: string, eol: '\n' | '\r\n'): string {
   return s.replace(/\r?\n/g, eol);
 }
+
+/** One line of a stream, or the size of a line dropped for running past the bound. */
+export type StreamLine = { line: string } | { overlong: number };
+
+/**
+ * Splits a byte stream into UTF-8 lines as chunks arrive: a line ends at `\n` (a `\r` before it
+ * is dropped), a final line without one is flushed by `end()`. A line longer than `maxBytes` is
+ * never held: its bytes are counted and dropped up to its end, then reported once.
+ */
+export class LineSplitter {
+  private pieces: Uint8Array[] = [];
+  private held = 0;
+  /** Bytes of the line being dropped, or -1 while the current line fits. */
+  private dropping = -1;
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Uint8Array): StreamLine[] {
+    const out: StreamLine[] = [];
+    let start = 0;
+    for (let nl = chunk.indexOf(LF); nl >= 0; nl = chunk.indexOf(LF, start)) {
+      this.take(chunk.subarray(start, nl));
+      out.push(this.finish());
+      start = nl + 1;
+    }
+    this.take(chunk.subarray(start));
+    return out;
+  }
+
+  /** The last line when the stream ended without a newline; nothing when it ended on one. */
+  end(): StreamLine[] {
+    return this.held > 0 || this.dropping > 0 ? [this.finish()] : [];
+  }
+
+  private take(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    if (this.dropping >= 0) {
+      this.dropping += bytes.length;
+      return;
+    }
+    if (this.held + bytes.length > this.maxBytes) {
+      this.dropping = this.held + bytes.length;
+      this.pieces = [];
+      this.held = 0;
+      return;
+    }
+    // A chunk's bytes may be reused by the stream: keep a copy.
+    this.pieces.push(Uint8Array.from(bytes));
+    this.held += bytes.length;
+  }
+
+  private finish(): StreamLine {
+    if (this.dropping >= 0) {
+      const overlong = this.dropping;
+      this.dropping = -1;
+      return { overlong };
+    }
+    let line = Buffer.concat(this.pieces, this.held).toString('utf8');
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    this.pieces = [];
+    this.held = 0;
+    return { line };
+  }
+}

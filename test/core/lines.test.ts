@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countBreaks, lineAt, lineContentEnd, lineCount, lineEndingOf, lineNumberAt, lineNumberFromStarts, lineStartAt, lineStarts, nextLineStart, offsetOfLine, prevailingEol, splitEnding, splitLines, splitLinesKeepEnds, withEol } from '../../src/core/lines.ts';
+import { LineSplitter, countBreaks, lineAt, lineContentEnd, lineCount, lineEndingOf, lineNumberAt, lineNumberFromStarts, lineStartAt, lineStarts, nextLineStart, offsetOfLine, prevailingEol, splitEnding, splitLines, splitLinesKeepEnds, withEol } from '../../src/core/lines.ts';
 
 test('line numbers count LF bytes, CRLF included, by byte offset', () => {
   const bytes = Buffer.from('a\r\nbé\nc');
@@ -51,4 +51,14 @@ test('offsets of lines, endings and splitting without endings', () => {
   assert.equal(prevailingEol('a\r\nb\r\nc\n'), '\r\n');
   assert.equal(prevailingEol('abc'), '\n');
   assert.equal(withEol('a\nb\r\nc', '\r\n'), 'a\r\nb\r\nc');
+});
+
+test('LineSplitter: lines across chunks, CRLF, a final line without newline, and an overlong line dropped whole', () => {
+  const s = new LineSplitter(8);
+  const utf8 = Buffer.from('é');
+  assert.deepEqual(s.push(Buffer.concat([Buffer.from('ab\r\nc'), utf8.subarray(0, 1)])), [{ line: 'ab' }]);
+  assert.deepEqual(s.push(Buffer.concat([utf8.subarray(1), Buffer.from('\n0123456789abc')])), [{ line: 'cé' }]);
+  assert.deepEqual(s.push(Buffer.from('def\nlast')), [{ overlong: 16 }]);
+  assert.deepEqual(s.end(), [{ line: 'last' }]);
+  assert.deepEqual(new LineSplitter(8).end(), []);
 });

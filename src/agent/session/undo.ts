@@ -46,7 +46,10 @@ export class UndoJournal {
 
   /** What the next undo would restore: the prior state of each file of the most recent turn that changed files. */
   peek(): ReadonlyMap<string, Uint8Array | null> | null {
-    for (let i = this.turns.length - 1; i >= 0; i--) if (this.turns[i].prior.size > 0) return this.turns[i].prior;
+    for (let i = this.turns.length - 1; i >= 0; i--) {
+      const prior = this.turns[i].prior;
+      if (prior.size > 0) return new Map([...prior].map(([abs, p]) => [abs, p.bytes]));
+    }
     return null;
   }
 
