@@ -144,6 +144,8 @@ export const SessionEvent = z.discriminatedUnion('event', [
   event('ask', { id: int.min(1), question: z.string(), detail: z.array(z.string()), choices: z.array(z.string()) }),
   event('edit_review', { id: int.min(1), tool: z.enum(['edit', 'write']), path: z.string(), old: z.string(), new: z.string(), segments: z.array(Segment) }),
   event('edit_review_closed', { id: int.min(1) }),
+  /** rift addition (additive in v1): a pending ask dropped because its turn was cancelled. */
+  event('ask_closed', { id: int.min(1) }),
   event('sessions', { items: z.array(SessionItem) }),
   event('models', { models: z.array(z.string()), current: z.string() }),
   event('model_changed', { model: z.string(), num_ctx: count, note: z.string() }),

@@ -286,7 +286,12 @@ export class ServeSession {
   }
 
   raiseAsk(req: AskRequest, signal: AbortSignal): Promise<string | null> {
-    return this.raise(this.asks, signal, (id) => ({ event: 'ask', id, question: req.question, detail: req.detail, choices: req.choices }));
+    return this.raise(
+      this.asks,
+      signal,
+      (id) => ({ event: 'ask', id, question: req.question, detail: req.detail, choices: req.choices }),
+      (id) => this.emit({ event: 'ask_closed', id }),
+    );
   }
 
   raiseReview(req: ReviewRequest, signal: AbortSignal): Promise<ReviewDecision | null | 'unavailable'> {

@@ -101,6 +101,22 @@ describe('rift --serve at its edges', () => {
     assert.equal(await c.close(), 0);
   });
 
+  it("cancel closes the turn's pending ask with ask_closed, before done", async () => {
+    server.script(ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'touch never.txt' } }] }));
+    const c = open(['--host', server.url, '--model', 'test-model']);
+    await c.event('context');
+    const from = c.events.length;
+    c.send({ cmd: 'prompt', text: 'touch it' });
+    const ask = await c.event('ask', from);
+    c.send({ cmd: 'cancel' });
+    await c.event('done', from);
+    const after = c.since(c.events.indexOf(ask) + 1).map((e) => e.event);
+    assert.deepEqual(after.slice(0, 1), ['ask_closed']);
+    assert.deepEqual(c.events.find((e) => e.event === 'ask_closed'), { event: 'ask_closed', id: ask.id });
+    assert.ok(after.indexOf('ask_closed') < after.indexOf('done'));
+    assert.equal(await c.close(), 0);
+  });
+
   it('a session no turn ran in leaves no file; one that ran a turn keeps it', async () => {
     const idle = open(['--host', server.url, '--model', 'test-model']);
     const ready = await idle.event('ready');
