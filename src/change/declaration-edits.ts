@@ -7,7 +7,7 @@ import { declarationAtRange, extractDeclarations } from '../syntax/declarations.
 import { prevailingEol } from '../core/lines.ts';
 import { indentBefore, reindent, removalRange, separatorAfter, trimTrailingBreaks } from './layout.ts';
 import type { ChangeContext, Plan } from './plan.ts';
-import { targetPolicy } from './plan.ts';
+import { engineGap, targetPolicy } from './plan.ts';
 import { count, failed, refuse, sourceChanged, targetExists, type Address } from './refusal.ts';
 import { resolveTarget, type Target } from './target.ts';
 
@@ -50,11 +50,10 @@ function warningsOf(target: Target): ChangeWarning[] {
   return target.warning ? [target.warning] : [];
 }
 
-const UNCHECKED: ChangeWarning = {
-  kind: 'rift.remove.references_unchecked',
-  message: 'references were not checked: no language engine (lsp) is configured for this language, so nothing confirmed the declaration is unused',
-  reason: 'no language engine configured',
-};
+function unchecked(ctx: ChangeContext, path: string): ChangeWarning {
+  const reason = engineGap(ctx, path);
+  return { kind: 'rift.remove.references_unchecked', message: `references were not checked: ${reason}, so nothing confirmed the declaration is unused`, reason };
+}
 
 export function replaceSymbol(ctx: ChangeContext, symbol: string, body: Buffer): Plan {
   const r = resolveSymbol(ctx, symbol, 'symbol');
@@ -68,7 +67,7 @@ export function removeSymbol(ctx: ChangeContext, symbol: string): Plan {
   const s = r.bytes.toString(L);
   const range = removalRange(s, r.row.span_start, r.row.span_end);
   const after = s.slice(0, range.start) + s.slice(range.end);
-  return { writes: [write(r.target, after)], addresses: [r.address], warnings: [...warningsOf(r.target), UNCHECKED] };
+  return { writes: [write(r.target, after)], addresses: [r.address], warnings: [...warningsOf(r.target), unchecked(ctx, r.target.target)] };
 }
 
 export interface InsertRequest {
@@ -159,7 +158,7 @@ export function removeNode(ctx: ChangeContext, node: string): Plan {
   const range = removalRange(s, span.start, span.end);
   const after = s.slice(0, range.start) + s.slice(range.end);
   const warning: ChangeWarning = declaration
-    ? UNCHECKED
+    ? unchecked(ctx, r.target.target)
     : { kind: 'rift.remove.node_unchecked', message: 'the removed node names no declaration, so no reference check applies' };
   return { writes: [write(r.target, after)], addresses: [r.address], warnings: [...warningsOf(r.target), warning] };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseNodeId, parseSymbolId } from '../core/ids.ts';
 import { PageIndex, Limit, Pagination, ProjectPath, ReadWarning, RevisionId, TextRange } from './common.ts';
 
 // get_symbol and nodes (spec "Reads"; reference A.2, A.4, A.9).
@@ -16,11 +17,18 @@ export const NodeFacet = z.enum([
   'generated', 'test',
 ]);
 
-export const SymbolId = z.string().min(17).max(8192).describe('rift://symbol/<language>/<path>/<qualified name>');
+// An id that does not parse names the form it misses (reference D.3), not its length.
+export const SymbolId = z
+  .string()
+  .min(1)
+  .max(8192)
+  .refine((s) => parseSymbolId(s) !== null, { error: 'not a rift symbol address' })
+  .describe('rift://symbol/<language>/<path>/<qualified name>');
 export const NodeId = z
   .string()
-  .min(27)
+  .min(1)
   .max(8192)
+  .refine((s) => parseNodeId(s) !== null, { error: 'not a witnessed rift node address' })
   .describe('rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use');
 
 export const SymbolRecord = z

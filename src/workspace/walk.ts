@@ -146,7 +146,7 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
   const queue: DirJob[] = [{ rel: under, depth: under === '' ? 0 : under.split('/').length }];
   await drainQueue(queue, WALK_CONCURRENCY, (job) => visit(job, queue));
 
-  if (visibleFiles > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, visibleFiles);
+  if (visibleFiles > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, visibleFiles, [], true);
   const addressable = dropUnaddressable(files, skipped);
   sortByPath(addressable);
   sortByPath(skipped);

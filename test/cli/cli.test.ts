@@ -127,3 +127,11 @@ test('help, version, and errors that say what to do next', () => {
   assert.match(badConfig.stderr, /configuration_invalid: .*field source\.nope, violation unknown_key/);
   removeWorkspace(root);
 });
+
+test('a workspace that does not exist is named with advice that fits: start inside one, or pass --workspace', () => {
+  const root = tempWorkspace({});
+  const r = rift(['index', '--workspace', join(root, 'nope')], root);
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, `rift: resource_not_found: the requested resource does not exist in the current snapshot: workspace ${join(root, 'nope')}, requires an existing directory; start rift inside an existing directory, or name one with --workspace DIR\n`);
+  removeWorkspace(root);
+});
