@@ -23,13 +23,15 @@ export const SymbolId = z
   .min(1)
   .max(8192)
   .refine((s) => parseSymbolId(s) !== null, { error: 'not a rift symbol address' })
-  .describe('rift://symbol/<language>/<path>/<qualified name>');
+  .describe('rift://symbol/<language>/<path>/<qualified name>')
+  .meta({ id: 'SymbolId' });
 export const NodeId = z
   .string()
   .min(1)
   .max(8192)
   .refine((s) => parseNodeId(s) !== null, { error: 'not a witnessed rift node address' })
-  .describe('rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use');
+  .describe('rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use')
+  .meta({ id: 'NodeId' });
 
 export const SymbolRecord = z
   .object({

@@ -1,0 +1,12 @@
+import { z } from 'zod';
+import * as C from '../src/protocol/change.ts';
+import * as Common from '../src/protocol/common.ts';
+import * as R from '../src/protocol/read.ts';
+const reg = z.globalRegistry;
+const ids: Array<[any, string]> = [[C.Diagnostic,'Diagnostic'],[C.SourceSpan,'SourceSpan'],[C.PreconditionValue,'PreconditionValue'],[C.Address,'Address'],[Common.ProjectPath,'ProjectPath'],[Common.TextRange,'TextRange'],[C.OperationPrecondition,'OperationPrecondition'],[R.SymbolId,'SymbolId'],[R.NodeId,'NodeId']];
+for (const [sch, id] of ids) reg.add(sch, { ...(reg.get(sch) ?? {}), id });
+const j = z.toJSONSchema(C.ChangeResult, { io: 'output', target: 'draft-2020-12' }) as any;
+console.log(Buffer.byteLength(JSON.stringify(j)), Object.keys(j.$defs ?? {}));
+const s = JSON.stringify(j);
+const m = s.match(/"description":"[^"]*"/g)!; const cnt = new Map(); for (const d of m) cnt.set(d, (cnt.get(d)??0)+1);
+console.log([...cnt.entries()].filter(([,n])=>n>1));

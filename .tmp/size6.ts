@@ -1,0 +1,10 @@
+import { jsonSchema } from '../src/mcp/tools.ts';
+import { ChangeResult } from '../src/protocol/change.ts';
+const j = jsonSchema(ChangeResult, 'output') as any;
+const sz = (x: any) => Buffer.byteLength(JSON.stringify(x));
+console.log('total', sz(j));
+for (const [k, v] of Object.entries(j.$defs)) console.log('def', k, sz(v));
+const applied = j.oneOf[0].properties.summary.properties;
+for (const [k, v] of Object.entries(applied)) console.log('summary.' + k, sz(v));
+console.log('refused', sz(j.oneOf[1]), 'unchanged', sz(j.oneOf[2]));
+console.log(JSON.stringify(applied.guarantees));
