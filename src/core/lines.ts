@@ -208,3 +208,16 @@ export class LineSplitter {
     return { line };
   }
 }
+
+/**
+ * The byte offset of 1-based `line` and `column` (characters, so a multi-byte character is one
+ * column) in UTF-8 bytes, or why there is none. Column 1 past a line's last character is its end.
+ */
+export function offsetOfPosition(bytes: Uint8Array, line: number, column: number): { offset: number } | { past: 'line' | 'column'; lines: number; columns: number } {
+  const start = offsetOfLine(bytes, line);
+  if (start === null) return { past: 'line', lines: lineCount(bytes), columns: 0 };
+  const end = lineContentEnd(bytes, start);
+  const chars = [...Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8')];
+  if (!Number.isInteger(column) || column < 1 || column > chars.length + 1) return { past: 'column', lines: lineCount(bytes), columns: chars.length };
+  return { offset: start + Buffer.byteLength(chars.slice(0, column - 1).join(''), 'utf8') };
+}

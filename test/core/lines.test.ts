@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineSplitter, countBreaks, lineAt, lineContentEnd, lineCount, lineEndingOf, lineNumberAt, lineNumberFromStarts, lineStartAt, lineStarts, nextLineStart, offsetOfLine, prevailingEol, splitEnding, splitLines, splitLinesKeepEnds, withEol } from '../../src/core/lines.ts';
+import { LineSplitter, countBreaks, offsetOfPosition, lineAt, lineContentEnd, lineCount, lineEndingOf, lineNumberAt, lineNumberFromStarts, lineStartAt, lineStarts, nextLineStart, offsetOfLine, prevailingEol, splitEnding, splitLines, splitLinesKeepEnds, withEol } from '../../src/core/lines.ts';
 
 test('line numbers count LF bytes, CRLF included, by byte offset', () => {
   const bytes = Buffer.from('a\r\nbé\nc');
@@ -61,4 +61,13 @@ test('LineSplitter: lines across chunks, CRLF, a final line without newline, and
   assert.deepEqual(s.push(Buffer.from('def\nlast')), [{ overlong: 16 }]);
   assert.deepEqual(s.end(), [{ line: 'last' }]);
   assert.deepEqual(new LineSplitter(8).end(), []);
+});
+
+test('offsetOfPosition: 1-based line and character column to a UTF-8 byte offset', () => {
+  const bytes = Buffer.from('ab\r\nçd\n');
+  assert.deepEqual(offsetOfPosition(bytes, 1, 1), { offset: 0 });
+  assert.deepEqual(offsetOfPosition(bytes, 2, 2), { offset: 6 }, 'ç is two bytes and one column');
+  assert.deepEqual(offsetOfPosition(bytes, 2, 3), { offset: 7 }, 'one past the last character is the line end');
+  assert.deepEqual(offsetOfPosition(bytes, 2, 4), { past: 'column', lines: 2, columns: 2 });
+  assert.deepEqual(offsetOfPosition(bytes, 3, 1), { past: 'line', lines: 2, columns: 0 });
 });
