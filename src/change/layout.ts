@@ -37,9 +37,9 @@ export function trimTrailingBreaks(s: string): string {
   return s.replace(/(\r?\n)+$/, '');
 }
 
-/** Line breaks to add after `s` so one blank line separates it from what follows. */
-export function separatorAfter(s: string, eol: string): string {
-  return eol.repeat(Math.max(0, 2 - trailingBreaks(s)));
+/** Line breaks to add after `s` so `blankLines` blank lines separate it from what follows. */
+export function separatorAfter(s: string, eol: string, blankLines: number): string {
+  return eol.repeat(Math.max(0, blankLines + 1 - trailingBreaks(s)));
 }
 
 /**

@@ -127,7 +127,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: change(false, false),
     description:
       'Insert a declaration beside an anchor declaration (anchor: SymbolId; before lands above its docs and attributes; the anchor\'s indentation is applied to the body) or at the start or end of a file (file: project path; create_missing creates it and its parents). ' +
-      'One blank line separates the body from existing text, in the file\'s own line ending. Exactly one of anchor or file.',
+      'Blank lines separate the body as the file separates its sibling declarations (two between top-level Python definitions when it shows none), and the body takes the file\'s own line ending. Exactly one of anchor or file.',
     phase: 'change',
     input: InsertSymbolInput,
     output: ChangeResult,

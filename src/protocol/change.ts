@@ -37,7 +37,7 @@ export const InsertSymbolInput = z
     anchor: SymbolId.nullable().optional().describe('Declaration to insert beside; exactly one of anchor or file'),
     file: ProjectPath.nullable().optional().describe('File to insert into, at its start or end; exactly one of anchor or file'),
     position: Position,
-    body: BodySource.describe('The declaration to insert; separated by one blank line; at most 1 MiB'),
+    body: BodySource.describe("The declaration to insert; separated as the file's sibling declarations are, in its line ending; at most 1 MiB"),
     create_missing: z.boolean().optional().describe('Create a missing file target, parent directories included (file targets only)'),
     projection: Projection.optional(),
   })
