@@ -54,11 +54,10 @@ export interface Lanes {
 }
 
 
-type Filter = (path: string) => boolean;
 
 /** Runs the ranked lanes the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
-  return withFilter(store, q.pathOk, () => ({
+  return store.withPathFilter(q.pathOk, () => ({
     rankedSymbols: q.symbols && q.words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', q.words)) : [],
     rankedFiles: q.files && q.words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', q.words)) : [],
   }));
@@ -75,41 +74,19 @@ const COMMON_WORD_SHARE = 0.05;
  */
 function selective(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[]): readonly QueryWord[] {
   if (words.length < 2) return words;
-  const vocab = `rift_${table}_vocab`;
-  store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocab} USING fts5vocab(main, '${table}', 'row')`);
+  const vocab = store.vocabulary(table);
   const rows = (store.prepared(`selective.rows.${table}`, `SELECT count(*) AS n FROM ${table === 'chunks_fts' ? 'chunks' : 'symbols'}`).get() as { n: number }).n;
-  const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM temp.${vocab} WHERE term = ?`);
+  const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM ${vocab} WHERE term = ?`);
   const scored = words.map((w) => ({ w, docs: Math.min(...w.tokens.map((t) => (docs.get(t) as { doc: number } | undefined)?.doc ?? 0)) }));
   const kept = scored.filter((x) => x.docs <= Math.max(COMMON_WORD_SHARE * rows, LANE_CANDIDATES_MAX)).map((x) => x.w);
   return kept.length > 0 ? kept : [scored.reduce((a, b) => (b.docs < a.docs ? b : a)).w];
 }
 
 export function identifierLanes(store: Store, q: LaneQuery): Pick<Lanes, 'names' | 'content'> {
-  return withFilter(store, q.pathOk, () => ({
+  return store.withPathFilter(q.pathOk, () => ({
     names: q.symbols ? names(store, q.identifierWords) : [],
     content: q.files ? content(store, q) : [],
   }));
-}
-
-// One SQL function narrows every lane by path. Queries run synchronously, so the filter
-// installed for this call is the one every row sees.
-const filters = new WeakMap<Store, { current: Filter }>();
-
-function withFilter<T>(store: Store, filter: Filter, run: () => T): T {
-  let slot = filters.get(store);
-  if (!slot) {
-    const created = { current: (() => true) as Filter };
-    store.db.function('rift_path_ok', { deterministic: false, varargs: false }, (p: unknown) => (created.current(String(p)) ? 1 : 0));
-    filters.set(store, created);
-    slot = created;
-  }
-  const previous = slot.current;
-  slot.current = filter;
-  try {
-    return run();
-  } finally {
-    slot.current = previous;
-  }
 }
 
 function rankedSymbols(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {

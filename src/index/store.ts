@@ -93,9 +93,15 @@ export interface SymbolQuery {
   limit: number;
 }
 
+/** A per-row SQL filter on paths, for the query modules beside the store. */
+export type PathFilter = (path: string) => boolean;
+
 export class Store {
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   private readonly stmts: ReturnType<Store['prepare']>;
+  /** The filter `rift_path_ok(path)` applies; installed per query by `withPathFilter`. */
+  private pathFilter: PathFilter = () => true;
+  private pathFilterDefined = false;
 
   private constructor(db: Database.Database) {
     this.db = db;
@@ -512,6 +518,31 @@ export class Store {
     return this.cached(key, sql);
   }
 
+  /**
+   * Runs `run` with `rift_path_ok(path)` answering `filter` in this store's SQL. Queries run
+   * synchronously, so the filter installed for this call is the one every row sees.
+   */
+  withPathFilter<T>(filter: PathFilter, run: () => T): T {
+    if (!this.pathFilterDefined) {
+      this.db.function('rift_path_ok', { deterministic: false, varargs: false }, (p: unknown) => (this.pathFilter(String(p)) ? 1 : 0));
+      this.pathFilterDefined = true;
+    }
+    const previous = this.pathFilter;
+    this.pathFilter = filter;
+    try {
+      return run();
+    } finally {
+      this.pathFilter = previous;
+    }
+  }
+
+  /** The name of a temporary fts5vocab table over a full-text table (its per-term row counts), created once. */
+  vocabulary(table: 'symbols_fts' | 'chunks_fts'): string {
+    const vocab = `temp.rift_${table}_vocab`;
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, '${table}', 'row')`);
+    return vocab;
+  }
+
   private cached(key: string, sql: string): Database.Statement {
     let s = this.statementCache.get(key);
     if (!s) {
@@ -543,6 +574,11 @@ export class Store {
         }
       },
     };
+  }
+
+  /** Folds the write-ahead log into the database file (so its size can be measured). */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   close(): void {
