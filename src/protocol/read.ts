@@ -17,21 +17,17 @@ export const NodeFacet = z.enum([
   'generated', 'test',
 ]);
 
-// An id that does not parse names the form it misses (reference D.3), not its length.
-export const SymbolId = z
-  .string()
-  .min(1)
-  .max(8192)
-  .refine((s) => parseSymbolId(s) !== null, { error: 'not a rift symbol address' })
-  .describe('rift://symbol/<language>/<path>/<qualified name>')
-  .meta({ id: 'SymbolId' });
-export const NodeId = z
-  .string()
-  .min(1)
-  .max(8192)
-  .refine((s) => parseNodeId(s) !== null, { error: 'not a witnessed rift node address' })
-  .describe('rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use')
-  .meta({ id: 'NodeId' });
+/** An id string; one that does not parse names the form it misses (reference D.3), not its length. */
+const riftId = (parses: (s: string) => boolean, violation: string, form: string, id: string) =>
+  z.string().min(1).max(8192).refine(parses, { error: violation }).describe(form).meta({ id });
+
+export const SymbolId = riftId((s) => parseSymbolId(s) !== null, 'not a rift symbol address', 'rift://symbol/<language>/<path>/<qualified name>', 'SymbolId');
+export const NodeId = riftId(
+  (s) => parseNodeId(s) !== null,
+  'not a witnessed rift node address',
+  'rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use',
+  'NodeId',
+);
 
 export const SymbolRecord = z
   .object({
