@@ -12,7 +12,8 @@ export { VERSION };
 /** The command list: `rift --help` prints it, and README.md's Commands block is this text (a test keeps them equal). */
 export const USAGE = `rift [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
                                              the terminal UI: chat, review edits, slash commands (docs/tui.md)
-rift index [--workspace DIR] [--json]        build or refresh the index in DIR/.rift
+rift index [--workspace DIR] [--json] [--skipped]
+                                             build or refresh the index in DIR/.rift (--skipped lists files left out)
 rift symbol <name> [--source] [--limit N] [--page N] [--workspace DIR] [--json]
                                              find declarations by (qualified) name: path:line  kind name
 rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
@@ -22,6 +23,13 @@ rift nodes <path>:<line>[:<col>] [--workspace DIR] [--json]
 rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                              the syntax nodes containing a position (1-based
                                              line and column, or a UTF-8 byte offset)
+rift map [--workspace DIR] [--json]          languages, modules, most referenced symbols,
+                                             entry points and docs of the tree
+rift callers <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+rift callees <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+                                             who calls a declaration / what it calls, as a tree
+rift path <from> <to> [--depth N] [--facets …] [--incoming] [--workspace DIR] [--json]
+                                             the shortest route from one declaration to another
 rift mcp [--workspace DIR] [--standalone]    serve MCP over stdio (for agents), through the
                                              workspace's shared server (--standalone: in-process)
 rift server [--workspace DIR] [--port N] [--idle-timeout 30m] [--stop]
@@ -42,6 +50,7 @@ export const HELP = `rift ${VERSION} — read and change code by meaning
 
 Usage:
 ${USAGE.replace(/^/gm, '  ').replace(/ +$/, '')}
+A <symbol> is a SymbolId (rift://symbol/…) or a name matching one declaration.
 The workspace defaults to the current directory. Configuration: rift.toml at the
 workspace root (see docs/configuration.md). Tools: docs/mcp.md. Trust
 boundaries, the sandbox and what a cloned repository can do: docs/security.md.
@@ -90,6 +99,14 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./nodes-command.ts')).runNodes(rest);
       case 'search':
         return await (await import('./search-command.ts')).runSearch(rest);
+      case 'map':
+        return await (await import('./map-command.ts')).runMap(rest);
+      case 'callers':
+        return await (await import('./callers-command.ts')).runCallers(rest, 'incoming');
+      case 'callees':
+        return await (await import('./callers-command.ts')).runCallers(rest, 'outgoing');
+      case 'path':
+        return await (await import('./path-command.ts')).runPath(rest);
       case 'mcp':
         return await (await import('./mcp-command.ts')).runMcp(rest, VERSION);
       case 'server':

@@ -71,3 +71,17 @@ export const SERVE_LINE_BYTES_MAX = 16 * 1024 * 1024;
 export const MODEL_STREAM_LINE_BYTES_MAX = 16 * 1024 * 1024;
 /** How long the startup check of the model (and a model switch's) may take in all, retries included. */
 export const PREFLIGHT_TIMEOUT_MS = 5_000;
+/** Most hops one traversal walks (`traversal.depth`). */
+export const TRAVERSAL_DEPTH_MAX = 8;
+/** Most symbols one traversal visits before it stops with `traversal_truncated`. */
+export const TRAVERSAL_NODES_MAX = 1000;
+/** Log events waiting for the writer; past it, events are dropped and the drop is recorded. */
+export const LOG_QUEUE_MAX = 512;
+/** How long an admitted log event waits before the writer runs. */
+export const LOG_FLUSH_MS = 50;
+/** Hubs `rift://map` lists. */
+export const MAP_HUBS_MAX = 20;
+/** Directory levels `rift://map` modules unfold; deeper directories fold into their ancestor at this depth. */
+export const MAP_MODULE_DEPTH = 3;
+/** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
+export const VERIFIED_FILES_MAX = 65_536;

@@ -1,12 +1,23 @@
-import type { Store } from './store.ts';
+import type { SearchResult } from '../protocol/search.ts';
+import type { Store, SymbolRow } from './store.ts';
 import type { FileHitRow, Lanes, SymbolHitRow } from './search.ts';
 import type { QueryWord } from './text.ts';
 
 // Ranking (DESIGN: index/ owns it): the lanes of one search (index/search.ts), over one store
 // or several, fused by reciprocal-rank fusion into one total order — more query words carried
-// first, then the fused score, then path, range start, and identity.
+// first, then the fused score, then path, range start, and identity — and the declarations a
+// relationship walk reached (search.traversal) joined into that order.
 
-export type Lane = 'ranked' | 'name' | 'content';
+export type Lane = 'ranked' | 'name' | 'content' | 'relationship';
+
+type GraphHop = NonNullable<SearchResult['results'][number]['traversal_path']>[number];
+
+/** A declaration a relationship walk reached: how many hops away, and the route. */
+export interface WalkedHit {
+  row: SymbolRow;
+  distance: number;
+  path: GraphHop[];
+}
 
 /** Reciprocal-rank fusion constant and per-lane weights. */
 const RRF_K = 60;
@@ -41,6 +52,8 @@ export interface Unit {
   lanes: Set<Lane>;
   coverage: number;
   score: number;
+  /** Set when the traversal reached it. */
+  walked?: WalkedHit;
 }
 
 /** The words the ranked lanes score: stop words dropped from prose when others remain. */
@@ -98,6 +111,26 @@ export function fuse(sources: readonly Source[], literal: string): Unit[] {
       cmp(a.kind, b.kind) ||
       cmp(a.key, b.key),
   );
+}
+
+/**
+ * Adds the walk to the fused units: a symbol both lanes reached keeps its lexical place and
+ * score and gains its route; the rest follow in walk order. A pure walk scores 1 / distance.
+ */
+export function joinWalk(units: Unit[], hits: readonly WalkedHit[], store: Store, pure: boolean): void {
+  const index = new Map(units.filter((u) => u.key.startsWith('i:symbol:')).map((u) => [u.symbol!.id, u]));
+  for (const h of hits) {
+    const u = index.get(h.row.id);
+    if (u) {
+      u.lanes.add('relationship');
+      u.walked = h;
+      continue;
+    }
+    units.push({
+      key: `i:symbol:${h.row.id}`, store, kind: 'symbol', symbol: h.row, lanes: new Set(['relationship']),
+      coverage: 0, score: pure ? 1 / h.distance : 0, walked: h,
+    });
+  }
 }
 
 function pathOf(u: Unit): string {

@@ -12,11 +12,27 @@ import { underFloor } from '../core/path.ts';
 export type ReadFailure = 'missing' | 'too_large' | 'not_utf8' | 'nul_byte' | 'symlink' | 'not_regular' | 'unreadable';
 
 export type ReadOutcome =
-  | { ok: true; bytes: Uint8Array; /** full hex, internal only */ sha256: string; mtimeMs: number }
+  | {
+      ok: true;
+      bytes: Uint8Array;
+      /** full hex, internal only */
+      sha256: string;
+      mtimeMs: number;
+      /** Inode, size and nanosecond mtime and ctime, equal before and after the read (see `readSpanSync`). */
+      stamp: string | null;
+    }
   | { ok: false; reason: ReadFailure };
 
 /** A bounded read of any bytes (no text classification). */
-export type BytesOutcome = { ok: true; bytes: Uint8Array; mtimeMs: number } | { ok: false; reason: Exclude<ReadFailure, 'not_utf8' | 'nul_byte'> };
+export type BytesOutcome =
+  | { ok: true; bytes: Uint8Array; mtimeMs: number; stamp: string | null }
+  | { ok: false; reason: Exclude<ReadFailure, 'not_utf8' | 'nul_byte'> };
+
+/** What identifies one state of a file's bytes: any write or replacement changes it. */
+function stampOf(fd: number): string {
+  const st = fstatSync(fd, { bigint: true });
+  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
 
 /** Whether bytes can be served as source text. A NUL byte is reported before invalid UTF-8. */
 export function classifyBytes(bytes: Uint8Array): 'ok' | 'not_utf8' | 'nul_byte' {
@@ -95,10 +111,10 @@ function grow(buf: Buffer, maxFileBytes: number): Buffer {
   return next;
 }
 
-function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number): BytesOutcome {
+function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number, stamp: string | null = null): BytesOutcome {
   if (total > maxFileBytes) return { ok: false, reason: 'too_large' };
   // Unpooled memory: the bytes own their ArrayBuffer (exactly, unless the file grew while read).
-  return { ok: true, bytes: total === buf.length ? buf : buf.subarray(0, total), mtimeMs };
+  return { ok: true, bytes: total === buf.length ? buf : buf.subarray(0, total), mtimeMs, stamp };
 }
 
 /** Source text: UTF-8 without NUL, with its digest. */
@@ -188,6 +204,7 @@ export function readBytesSync(root: string, path: string, maxFileBytes: number):
     const st = fstatSync(fd);
     const bad = statOutcome(st, maxFileBytes);
     if (bad) return bad;
+    const before = stampOf(fd);
     let buf: Buffer = Buffer.allocUnsafeSlow(st.size);
     let total = 0;
     for (;;) {
@@ -202,9 +219,47 @@ export function readBytesSync(root: string, path: string, maxFileBytes: number):
       if (bytesRead === 0) break;
       total += bytesRead;
     }
-    return finish(buf, total, maxFileBytes, st.mtimeMs);
+    // A write during the read changes the stamp: such bytes carry none.
+    return finish(buf, total, maxFileBytes, st.mtimeMs, stampOf(fd) === before ? before : null);
   } catch (e) {
     return errnoOutcome(e);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * Bytes `[start, end)` of a file whose stamp is still `stamp` (a state whose bytes were verified
+ * before), read without reading or hashing the rest; null when the file is in another state now
+ * (or cannot be opened safely), or the range runs past its end. The stamp is checked on the open
+ * descriptor before and after the read, so the bytes come from that one state.
+ */
+export function readSpanSync(root: string, path: string, start: number, end: number, stamp: string): Uint8Array | null {
+  if (shapeFailure(path)) return null;
+  const parent = parentOf(path);
+  let fd: number;
+  try {
+    if (parent !== null && parentOutcome(realRootOfSync(root), realpathSync.native(join(root, parent)), parent)) return null;
+    fd = openSync(join(root, path), OPEN_FLAGS);
+  } catch {
+    return null;
+  }
+  try {
+    if (stampOf(fd) !== stamp) return null;
+    const out = Buffer.allocUnsafeSlow(Math.max(0, end - start));
+    let total = 0;
+    while (total < out.length) {
+      const n = readSync(fd, out, total, out.length - total, start + total);
+      if (n === 0) return null;
+      total += n;
+    }
+    return stampOf(fd) === stamp ? out : null;
+  } catch {
+    return null;
   } finally {
     try {
       closeSync(fd);

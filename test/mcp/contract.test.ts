@@ -56,8 +56,9 @@ describe('MCP envelope', () => {
   test('tools/list states recurring shapes once per schema under $defs, and the SDK client validates results through them', async () => {
     const { tools } = await ws.rift.client.listTools();
     const bytes = Buffer.byteLength(JSON.stringify({ tools }));
-    // 118,375 bytes with every shape inlined; docs/benchmarks.md keeps the measurement.
-    assert.ok(bytes < 95_000, `tools/list is ${bytes} bytes`);
+    // 118,375 bytes with every shape inlined and 92 KB with $defs, before search.traversal's
+    // shapes (≈3 KB) arrived; docs/benchmarks.md keeps the measurement.
+    assert.ok(bytes < 98_000, `tools/list is ${bytes} bytes`);
     const out = tools.find((t) => t.name === 'remove_symbol')!.outputSchema as unknown as { $defs: Record<string, unknown> };
     assert.deepEqual(Object.keys(out.$defs).sort(), ['Diagnostic', 'PreconditionValue', 'ProjectPath', 'SourceSpan']);
     assert.doesNotMatch(JSON.stringify(tools), /9007199254740991/, 'no implied integer bounds');
