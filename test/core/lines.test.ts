@@ -35,6 +35,13 @@ test('the line holding an offset: offset 0 is the first line, not the last (sear
   assert.equal(nextLineStart(crlf, 7), 8);
   assert.equal(lineContentEnd('x\r\n', 0), 1);
   assert.equal(countBreaks(crlf, 0, 7), 2);
+  // Only breaks inside [from, to) count, from bytes and strings alike.
+  for (const t of ['a\nb\nc\nd\n', Buffer.from('a\nb\nc\nd\n')]) {
+    assert.equal(countBreaks(t, 2, 5), 1);
+    assert.equal(countBreaks(t, 1, 6), 3);
+    assert.equal(countBreaks(t, 4, 4), 0);
+    assert.equal(countBreaks(t), 4);
+  }
   // Strings give the same answers as their bytes.
   assert.deepEqual(lineAt('hello alpha\n', 0), { start: 0, end: 11 });
   assert.deepEqual(lineStarts('a\nb\n'), [0, 2, 4]);
