@@ -13,7 +13,7 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileUpdate, type StoredFile } from './store.ts';
+import { type Store, type FileUpdate, type StoredFile } from './store.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 import { RelationGraph } from './graph/graph.ts';

@@ -12,7 +12,7 @@ import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { nfcConflict } from '../workspace/walk.ts';
 import type { SymbolRow } from '../index/store.ts';
-import { ReadGate, pageLimit, pagination } from './read-gate.ts';
+import { type ReadGate, pageLimit, pagination } from './read-gate.ts';
 
 // Transport-free reads (spec "Reads"). Each read awaits readiness, then answers from
 // the store synchronously: one committed state, never two.

@@ -3,7 +3,7 @@ import { parseSymbolId, symbolId, type SymbolAddress } from '../core/ids.ts';
 import { TRAVERSAL_DEPTH_MAX, TRAVERSAL_NODES_MAX } from '../core/limits.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { ReadWarning } from '../protocol/common.ts';
-import type { SearchInput, SearchResult } from '../protocol/search.ts';
+import type { SearchInput } from '../protocol/search.ts';
 import type { Indexer } from '../index/indexer.ts';
 import type { SymbolRow } from '../index/store.ts';
 import type { WalkedHit } from '../index/rank.ts';

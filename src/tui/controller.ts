@@ -17,7 +17,7 @@ import { projectPathViolation } from '../core/path.ts';
 import { COMMANDS, complete, parseInput, type Completion, type SlashCommand } from './commands.ts';
 import { Editor } from './editor.ts';
 import type { KeyEvent } from './keys.ts';
-import { Questions } from './questions.ts';
+import { type Questions } from './questions.ts';
 import { toMarkdown, Transcript, type Line } from './transcript.ts';
 import { liveRows, type Menu, type Row } from './view.ts';
 

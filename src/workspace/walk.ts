@@ -153,7 +153,7 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
   return { files: addressable, skipped };
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /\P{ASCII}/u;
 
 /**
  * Project paths are NFC (reference F.2 rule 24). A file whose path on disk is not NFC cannot be
