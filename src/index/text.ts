@@ -1,3 +1,5 @@
+import { countBreaks, lineStartAt, nextLineStart } from '../core/lines.ts';
+
 // How code text becomes full-text index input and how a query becomes an FTS5 expression.
 // SQLite's unicode61 tokenizer splits on everything but letters and digits, so snake_case
 // already splits; camelCase does not, so each camelCase identifier is followed by its parts
@@ -103,24 +105,6 @@ function chunkLines(bytes: Uint8Array, start = 0, end = bytes.length, line = 1):
   return chunks;
 }
 
-/** The start of the line holding `offset`. */
-function lineStartOf(bytes: Uint8Array, offset: number): number {
-  return offset <= 0 ? 0 : bytes.lastIndexOf(0x0a, offset - 1) + 1;
-}
-
-/** The end of the line holding the byte before `offset`, its newline included. */
-function lineEndOf(bytes: Uint8Array, offset: number): number {
-  if (offset <= 0) return 0;
-  const nl = bytes.indexOf(0x0a, offset - 1);
-  return nl < 0 ? bytes.length : nl + 1;
-}
-
-/**
- * Line-aligned chunks that follow declarations: each declaration's lines (nested declarations
- * cut out) form runs of their own, owned by it, and the lines outside every declaration form
- * runs owned by none; each run is then split by `chunkLines`. The owner of a run is the
- * innermost declaration whose lines cover it (declarations come in source order).
- */
 /**
  * A 53-bit key of a lowercased qualified name (two FNV-1a hashes): the store indexes this
  * integer instead of the name's text, a third of the size, and checks the name itself after.
@@ -136,9 +120,17 @@ export function nameKey(lower: string): number {
   return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
 }
 
+/**
+ * Line-aligned chunks that follow declarations: each declaration's lines (nested declarations
+ * cut out) form runs of their own, owned by it, and the lines outside every declaration form
+ * runs owned by none; each run is then split by `chunkLines`. The owner of a run is the
+ * innermost declaration whose lines cover it (declarations come in source order).
+ */
 export function declarationChunks(bytes: Uint8Array, declarations: readonly { span: { start: number; end: number } }[]): Array<Chunk & { owner: number | null }> {
   if (declarations.length === 0) return chunkLines(bytes).map((c) => ({ ...c, owner: null }));
-  const ranges = declarations.map((d) => ({ start: lineStartOf(bytes, d.span.start), end: lineEndOf(bytes, d.span.end) }));
+  // A declaration's lines: from the start of its first line past the ending of its last (the
+  // line holding its last byte; an empty span at 0 covers nothing).
+  const ranges = declarations.map((d) => ({ start: lineStartAt(bytes, d.span.start), end: d.span.end <= 0 ? 0 : nextLineStart(bytes, d.span.end - 1) }));
   const cuts = new Set<number>([0, bytes.length]);
   for (const r of ranges) {
     cuts.add(r.start);
@@ -159,7 +151,7 @@ export function declarationChunks(bytes: Uint8Array, declarations: readonly { sp
     let owner: number | null = null;
     for (let i = open.length - 1; i >= 0 && owner === null; i--) if (ranges[open[i]].end >= b) owner = open[i];
     for (const c of chunkLines(bytes, a, b, line)) out.push({ ...c, owner });
-    for (let i = a; i < b; i++) if (bytes[i] === 0x0a) line++;
+    line += countBreaks(bytes, a, b);
   }
   return out;
 }

@@ -12,7 +12,7 @@ import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { nfcConflict } from '../workspace/walk.ts';
 import type { SymbolRow } from '../index/store.ts';
-import { ReadGate, pageLimit, pagination } from './read-gate.ts';
+import { type ReadGate, pageLimit, pagination } from './read-gate.ts';
 
 // Transport-free reads (spec "Reads"). Each read awaits readiness, then answers from
 // the store synchronously: one committed state, never two.
@@ -82,7 +82,7 @@ export class ReadService {
       throw capabilityUnavailable('syntax nodes', [
         ['path', input.path],
         ext === null ? ['extension', 'none — the path carries no extension'] : ['extension', ext],
-      ]);
+      ], true);
     }
     if (visible && language !== null && !file) {
       // A file that exists but was left out of the index: its bytes cannot be served as source.

@@ -21,6 +21,7 @@ import { systemPrompt } from './prompt.ts';
 import { createApproval, openSession, type OpenedSession } from './setup.ts';
 import { agentTool } from './subagents.ts';
 import { WorkspaceCode } from './workspace-code.ts';
+import { Session } from '../session/session.ts';
 
 // One assembly of the agent for every front end (`-p`, `--serve`, the TUI, and later ACP):
 // configuration, the model route and its preflight, the session, approval, extensions (skills,
@@ -48,6 +49,8 @@ export interface AssemblyOptions {
   /** The editor's files and terminal, for front ends whose editor offers them (ACP). */
   editorFiles?: EditorFiles;
   runner?: CommandRunner;
+  /** Abandons the startup (the model check) early: the front end is going away. */
+  signal?: AbortSignal;
 }
 
 /** What trusting a request changed, for the front end to show. */
@@ -117,7 +120,7 @@ export class AgentAssembly {
     }
     if (!unusable) {
       try {
-        const pf = await preflight(route, config.numCtx, config.numCtxExplicit);
+        const pf = await preflight(route, config.numCtx, config.numCtxExplicit, opts.signal);
         numCtx = pf.numCtx;
         think = pf.think;
         if (pf.note) note(pf.note);
@@ -298,11 +301,15 @@ export class AgentAssembly {
     await Promise.all(servers.map((s) => this.mcp.start(s)));
   }
 
-  /** Ends the session's processes: background tasks are killed (their count is returned), MCP servers stopped and the engine closed. */
+  /**
+   * Ends the session's processes: background tasks are killed (their count is returned), MCP
+   * servers stopped, the engine closed, and a session file reserved for turns that never ran released.
+   */
   async close(): Promise<number> {
     const killed = this.agent.tasks.killAll();
     await this.mcp.close();
     await this.workspace?.close().catch(() => {});
+    if (this.session.reserved) Session.release(this.session.path);
     return killed;
   }
 }

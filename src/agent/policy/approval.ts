@@ -1,6 +1,6 @@
 import { previewDiff, diffSegments } from './diff.ts';
 import type { ChoiceMeaning, Gate } from './gate.ts';
-import { PermissionRules, builtinBashDenied, suggestBashPattern, suggestEditRule } from './permissions.ts';
+import { type PermissionRules, builtinBashDenied, suggestBashPattern, suggestEditRule } from './permissions.ts';
 import { analyzeShell, initShell } from './shell.ts';
 import { ToolError } from '../base/tool.ts';
 
