@@ -99,7 +99,11 @@ function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | nul
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
   const read = readSourceFileSync(root, item.path, maxFileBytes);
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
-  const { bytes, sha256, mtimeMs } = read;
+  return parseBytes(item, read.bytes, read.sha256, read.mtimeMs);
+}
+
+/** The rows of admitted bytes (bounded, UTF-8, no NUL), wherever they were read from. */
+export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number): ParseOutcome & { ok: true } {
   let declarations: Declaration[] | null = null;
   let relations: FileRelations | null = null;
   const language = item.language;

@@ -141,7 +141,12 @@ export class Store {
   /** Files whose bytes on disk were verified against the digest, by the stamp of that state. */
   private readonly verified = new Map<string, { sha256: string; stamp: string }>();
 
-  private constructor(db: Database.Database, root: string) {
+  private constructor(
+    db: Database.Database,
+    root: string,
+    /** Where a store over bytes other than the workspace's (a revision's blobs) reads them. */
+    private readonly source: ByteSource | null = null,
+  ) {
     this.db = db;
     this.root = root;
     this.stmts = this.prepare();
@@ -165,11 +170,21 @@ export class Store {
   }
 
   /** A private in-memory store over files of `root` (on-demand `force_include` files are indexed into one). */
-  static memory(root: string): Store {
-    return Store.init(new Database(':memory:'), root);
+  static memory(root: string, source: ByteSource | null = null): Store {
+    return Store.init(new Database(':memory:'), root, source);
   }
 
-  private static init(db: Database.Database, root: string): Store {
+  /** An in-memory copy of a `serialize`d store, over its own byte source. */
+  static deserialize(image: Buffer, root: string, source: ByteSource): Store {
+    return Store.init(new Database(image), root, source);
+  }
+
+  /** The whole database as one image (an in-memory store is copied this way, not rebuilt). */
+  serialize(): Buffer {
+    return this.db.serialize();
+  }
+
+  private static init(db: Database.Database, root: string, source: ByteSource | null = null): Store {
     // Pages a bulk build frees (merged full-text segments) go back to the filesystem (endBulk).
     const vacuum = db.pragma('auto_vacuum', { simple: true }) !== 2;
     if (vacuum) db.pragma('auto_vacuum = INCREMENTAL');
@@ -180,7 +195,7 @@ export class Store {
     Store.migrate(db);
     // The mode takes effect on an existing file only through a vacuum (after migrate dropped an older schema).
     if (vacuum) db.exec('VACUUM');
-    return new Store(db, root);
+    return new Store(db, root, source);
   }
 
   private static migrate(db: Database.Database): void {
@@ -381,6 +396,8 @@ export class Store {
   }
 
   private indexedSpan(file: StoredFile, start: number, end: number): Uint8Array | null {
+    // A byte source holds exactly the indexed bytes (content-addressed): nothing to verify.
+    if (this.source) return this.source(file.path)?.subarray(start, end) ?? null;
     const known = this.verified.get(file.path);
     if (known && known.sha256 === file.sha256) {
       const span = readSpanSync(this.root, file.path, start, end, known.stamp);
@@ -675,6 +692,9 @@ export class Store {
     this.db.close();
   }
 }
+
+/** The indexed bytes of a path, for a store whose files are not the workspace's. */
+export type ByteSource = (path: string) => Uint8Array | null;
 
 export interface StoreSnapshot {
   /** The digest and line count the index held for a file as of the snapshot, or null when it held none. */
