@@ -79,7 +79,7 @@ describe('symbol history', () => {
   });
 
   const history = async (name: string, extra: Record<string, unknown> = {}) => {
-    const page = (await rift.call('get_symbol', { name, include: ['history'], ...extra })) as Page;
+    const page = (await rift.call('get_symbol', { name, include: ['history'], ...extra })) as unknown as Page;
     return { page, hit: page.hits[0] };
   };
   const kinds = (h: Hit) => h.history.versions.map((v) => `${v.kind} ${v.summary}`);
