@@ -130,3 +130,28 @@ export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, m
     text: keep ? textInput(bytes, declarations) : null,
   };
 }
+
+/**
+ * An outcome from rows the store already holds for the same bytes (`Store.blobRows`): the
+ * declarations as stored, the chunk text recomputed from the bytes (no parse).
+ */
+export function outcomeFromRows(
+  item: ParseItem,
+  bytes: Uint8Array,
+  sha256: string,
+  rows: { lines: number; symbols: SymbolInput[]; chunks: Array<{ start: number; end: number; line: number; key: string; owner: number | null }> },
+): ParseOutcome & { ok: true } {
+  const chunks = rows.chunks.map((c) => ({ ...c, text: indexText(utf8.decode(bytes.subarray(c.start, c.end))) }));
+  return {
+    path: item.path,
+    ok: true,
+    sha256,
+    size: bytes.byteLength,
+    mtimeMs: 0,
+    language: item.language,
+    lines: rows.lines,
+    symbols: rows.symbols,
+    relations: null,
+    text: { names: rows.symbols.map((r) => indexText(r[1])), chunks },
+  };
+}

@@ -3,13 +3,14 @@ import { RiftError, limitExceeded } from '../core/errors.ts';
 import {
   REVISION_BLOBS_MAX, REVISION_BLOB_BYTES_MAX, REVISION_SNAPSHOTS_MAX, REVISION_SNAPSHOT_BYTES_MAX,
 } from '../core/limits.ts';
+import { log } from '../core/log.ts';
 import { projectPathViolation, underFloor } from '../core/path.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { Visibility } from '../workspace/visibility.ts';
 import { classifyBytes } from '../workspace/read.ts';
 import { Repository, type TreeEntry } from '../history/git.ts';
 import { Selection, sourcePolicy } from './indexer.ts';
-import { parseBytes, type ParseOutcome } from './parse-job.ts';
+import { outcomeFromRows, parseBytes, type ParseOutcome } from './parse-job.ts';
 import { Store, type FileUpdate, type SkippedFile } from './store.ts';
 
 // Revision reads: a commit's tree, indexed under the working tree's [source] policy, language
@@ -39,6 +40,13 @@ interface ParsedBlob {
   bytes: Uint8Array;
 }
 
+/** How a snapshot's changed blobs were served: parsed, taken from the working-tree index, or from the revision cache. */
+interface BuildCounts {
+  parsed: number;
+  shared: number;
+  cached: number;
+}
+
 /** Blobs read from git at once while a snapshot is built (the batch process pipelines them). */
 const BLOB_READ_BATCH = 64;
 
@@ -50,10 +58,11 @@ export class RevisionIndex {
   /** Parsed blobs by `oid \0 language \0 keepContent`, least recently used first. */
   private readonly blobs = new Map<string, ParsedBlob>();
   private blobBytes = 0;
-  /** Parses done since the index opened (the content-addressed cache avoids the others). */
-  parses = 0;
-
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    /** The working-tree index: bytes it parsed already are not parsed again for a revision. */
+    private readonly workingTree: Store,
+  ) {}
 
   /** The workspace's repository, or the remedy refusal when there is none. */
   async repository(): Promise<Repository> {
@@ -104,6 +113,7 @@ export class RevisionIndex {
   }
 
   private async build(commit: string, config: WorkspaceConfig): Promise<RevisionSnapshot> {
+    const started = performance.now();
     const repo = await this.repository();
     const policy = { ...sourcePolicy(config), respectGitignore: false };
     const visibility = Visibility.fromGitignores(policy, new Map());
@@ -139,9 +149,11 @@ export class RevisionIndex {
     const deletions = base ? [...base.oids.keys()].filter((p) => !oids.has(p)) : [];
     const updates: FileUpdate[] = [];
     const skips: SkippedFile[] = [];
+    const counts: BuildCounts = { parsed: 0, shared: 0, cached: 0 };
+    const shared = changed.length > 0 ? this.workingTree.parsedBlobs() : new Map<string, number>();
     for (let i = 0; i < changed.length; i += BLOB_READ_BATCH) {
       const batch = changed.slice(i, i + BLOB_READ_BATCH);
-      const parsed = await Promise.all(batch.map((f) => this.parsed(repo, f, selection)));
+      const parsed = await Promise.all(batch.map((f) => this.parsed(repo, f, selection, shared, counts)));
       for (const [k, f] of batch.entries()) {
         const p = parsed[k];
         if (p.outcome) {
@@ -157,17 +169,22 @@ export class RevisionIndex {
     store.applyBatch(updates, [], deletions, skips);
     let bytes = Number(store.db.pragma('page_count', { simple: true })) * Number(store.db.pragma('page_size', { simple: true }));
     for (const b of content.values()) bytes += b.byteLength;
+    log('info', 'revision.snapshot', 'revision indexed', {
+      commit: commit.slice(0, 12), files: oids.size, changed: changed.length, ...counts, from_snapshot: base !== null,
+      elapsed_ms: Math.round(performance.now() - started),
+    });
     return { commit, store, selection, visibility, oids, bytes };
   }
 
   /** A blob's rows under a selection: from the content-addressed cache, else read and parsed once. */
-  private async parsed(repo: Repository, f: TreeEntry, selection: Selection): Promise<ParsedBlob> {
+  private async parsed(repo: Repository, f: TreeEntry, selection: Selection, shared: Map<string, number>, counts: BuildCounts): Promise<ParsedBlob> {
     const item = selection.item(f.path);
     const key = `${f.oid}\0${item.language ?? ''}\0${item.keepContent}`;
     const hit = this.blobs.get(key);
     if (hit) {
       this.blobs.delete(key);
       this.blobs.set(key, hit);
+      counts.cached++;
       return hit;
     }
     const bytes = await repo.blob(f.oid);
@@ -176,8 +193,13 @@ export class RevisionIndex {
     let entry: ParsedBlob;
     if (admitted !== 'ok') entry = { outcome: null, skip: admitted, bytes };
     else {
-      this.parses++;
-      entry = { outcome: parseBytes({ ...item, relations: false }, bytes, sha256Hex(bytes), 0), skip: null, bytes };
+      const sha256 = sha256Hex(bytes);
+      const blob = item.language ? shared.get(`${sha256}\0${item.language}`) : undefined;
+      const rows = blob === undefined ? null : this.workingTree.blobRows(blob, sha256);
+      if (rows) counts.shared++;
+      else counts.parsed++;
+      const outcome = rows ? outcomeFromRows(item, bytes, sha256, rows) : parseBytes({ ...item, relations: false }, bytes, sha256, 0);
+      entry = { outcome, skip: null, bytes };
     }
     this.blobs.set(key, entry);
     this.blobBytes += bytes.byteLength;

@@ -590,6 +590,46 @@ export class Store {
     }
   }
 
+  /** Parsed blobs by digest and language (`sha256 \0 language`), for reuse of their rows by a revision holding the same bytes. */
+  parsedBlobs(): Map<string, number> {
+    const rows = this.cached('parsedBlobs', `SELECT id, sha256, language FROM blobs WHERE parsed = 1 AND language IS NOT NULL`).all() as Array<{
+      id: number;
+      sha256: string;
+      language: string;
+    }>;
+    return new Map(rows.map((r) => [`${r.sha256}\0${r.language}`, r.id]));
+  }
+
+  /**
+   * A parsed blob's rows as a batch writes them, in source order: declarations, and chunks
+   * (spans, keys and the index of their owning declaration; their text is the caller's to
+   * recompute from the bytes, since the full-text tables keep none).
+   */
+  blobRows(
+    blob: number,
+    sha256: string,
+  ): { lines: number; symbols: SymbolInput[]; chunks: Array<{ start: number; end: number; line: number; key: string; owner: number | null }> } | null {
+    // A file's blob row is rewritten in place when the file changes: the digest must still match.
+    const head = this.cached('blobHead', `SELECT lines, sha256, parsed FROM blobs WHERE id = ?`).get(blob) as
+      | { lines: number; sha256: string; parsed: number }
+      | undefined;
+    if (!head || head.sha256 !== sha256 || head.parsed !== 1) return null;
+    const symbols = this.cached(
+      'blobSymbols',
+      `SELECT id, name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
+              span_start, span_end, item_start, item_end, line, qname_key
+       FROM symbols WHERE blob_id = ? ORDER BY item_start, id`,
+    ).raw().all(blob) as Array<[number, ...SymbolInput]>;
+    const owner = new Map(symbols.map((r, i) => [r[0], i]));
+    const chunks = this.cached('blobChunks', `SELECT start, end, line, text_key AS key, symbol_id AS symbol FROM chunks WHERE blob_id = ? ORDER BY start`)
+      .all(blob) as Array<{ start: number; end: number; line: number; key: string; symbol: number | null }>;
+    return {
+      lines: head.lines,
+      symbols: symbols.map((r) => r.slice(1) as SymbolInput),
+      chunks: chunks.map((c) => ({ start: c.start, end: c.end, line: c.line, key: c.key, owner: c.symbol === null ? null : (owner.get(c.symbol) ?? null) })),
+    };
+  }
+
   symbolsOfFile(path: string): SymbolRow[] {
     return this.stmts.symbolsOfFile.all(path) as SymbolRow[];
   }

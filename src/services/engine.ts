@@ -40,7 +40,7 @@ export class Engine {
     const config = new ConfigLoader(root);
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
-    const gate = new ReadGate(config, indexer, new RevisionIndex(root));
+    const gate = new ReadGate(config, indexer, new RevisionIndex(root, store));
     const engine = new Engine(
       root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer),
       gate, new MapService(root, indexer), new WorkspaceService(config, indexer),

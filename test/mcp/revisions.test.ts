@@ -5,7 +5,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { gitEnv, gitFixture, type GitFixture } from '../helpers/git.ts';
-import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // Revision-addressed reads (reference F.4 rules 40–52) on deterministic git fixtures.
 
@@ -282,6 +282,66 @@ describe('revision reads: repository shapes', () => {
       assert.equal(bad.data.code, 'unsupported_path');
       assert.match(bad.data.message as string, /violation not_utf8/);
       assert.equal(((await rift.current.call('get_symbol', { name: 'alpha', rev: 'main' })) as Page).hits.length, 1);
+    } finally {
+      await rift.current?.close();
+      removeWorkspace(root);
+    }
+  });
+});
+
+describe('revision reads: parse results addressed by content', () => {
+  test('a revision shares the working tree\'s parses and the next revision parses only what differs; snapshots are evicted least recently used', async () => {
+    const root = tempWorkspace();
+    const rift = { current: null as RiftMcp | null };
+    try {
+      const repo = gitFixture(root);
+      const first = repo.commit('three files', {
+        'a.py': 'def alpha():\n    return "first"\n',
+        'b.py': 'def beta():\n    return "original"\n',
+        'c.py': 'def gamma(): pass\n',
+      });
+      const second = repo.commit('edit beta', { 'b.py': 'def beta():\n    return "rewritten"\n' });
+      rift.current = await startRift(root, {}, { standalone: true });
+      const r = rift.current;
+      const events = () =>
+        [...r.stderr().matchAll(/revision\.snapshot: revision indexed commit=(\w+) files=(\d+) changed=(\d+) parsed=(\d+) shared=(\d+) cached=(\d+) from_snapshot=(\w+)/g)].map(
+          (m) => ({ commit: m[1], files: +m[2], changed: +m[3], parsed: +m[4], shared: +m[5], cached: +m[6], from_snapshot: m[7] === 'true' }),
+        );
+      await r.call('get_symbol', { name: 'alpha' }); // the working-tree index is built
+      // main's bytes are the working tree's: nothing is parsed, every row is shared.
+      // main's tree is the working tree's, so a revision search answers exactly as the working tree does.
+      const query = { query: 'rewritten', include: ['source', 'score'] };
+      const atMain = (await r.call('search', { ...query, rev: 'main' })) as { results: Array<{ path: string }>; revision: string };
+      const current = (await r.call('search', query)) as { results: unknown[] };
+      assert.ok(atMain.results.length > 0 && atMain.results.every((x) => x.path === 'b.py'));
+      assert.deepEqual(atMain.results, current.results);
+      assert.deepEqual(events(), [{ commit: second.slice(0, 12), files: 3, changed: 3, parsed: 0, shared: 3, cached: 0, from_snapshot: false }]);
+      // The previous commit starts from main's snapshot and parses the one blob that differs.
+      const old = (await r.call('get_symbol', { name: 'beta', rev: first })) as Page;
+      assert.equal(old.hits[0].source?.text, 'def beta():\n    return "original"');
+      assert.deepEqual(events()[1], { commit: first.slice(0, 12), files: 3, changed: 1, parsed: 1, shared: 0, cached: 0, from_snapshot: true });
+      await r.call('get_symbol', { name: 'beta', rev: first });
+      assert.equal(events().length, 2, 'a kept snapshot is not rebuilt');
+
+      // Eight more revisions push the first two snapshots out (REVISION_SNAPSHOTS_MAX = 8).
+      for (let i = 0; i < 8; i++) repo.commit(`alpha ${i}`, { 'a.py': `def alpha():\n    return ${i}\n` });
+      await eventually(async () => {
+        const now = (await r.call('get_symbol', { name: 'alpha' })) as Page;
+        return now.hits[0].source?.text.endsWith('return 7') ? true : undefined;
+      }, 20_000);
+      for (let i = 7; i >= 0; i--) await r.call('get_symbol', { name: 'alpha', rev: repo.git('rev-parse', `HEAD~${i}`) });
+      assert.equal(events().length, 10);
+      // Each parses only its new a.py (the first also takes main's b.py, known by content); the
+      // newest holds the working tree's bytes, which the working-tree index parsed already.
+      assert.deepEqual(
+        events().slice(2).map((e) => [e.changed, e.parsed, e.cached, e.shared]),
+        [[2, 1, 1, 0], ...Array(6).fill([1, 1, 0, 0]), [1, 0, 0, 1]],
+      );
+      // Rebuilt after eviction: its blobs are still known by content, so nothing is parsed.
+      const again = (await r.call('get_symbol', { name: 'beta', rev: first })) as Page;
+      assert.equal(again.hits[0].source?.text, 'def beta():\n    return "original"');
+      const rebuilt = events()[10];
+      assert.deepEqual({ ...rebuilt, changed: undefined }, { commit: first.slice(0, 12), files: 3, changed: undefined, parsed: 0, shared: 0, cached: 2, from_snapshot: true });
     } finally {
       await rift.current?.close();
       removeWorkspace(root);
