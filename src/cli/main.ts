@@ -15,11 +15,15 @@ Usage:
                                                the terminal UI: chat, review edits, slash commands (docs/tui.md)
   rift index [--workspace DIR] [--json] [--skipped]
                                                build or refresh the index in DIR/.rift (--skipped lists files left out)
-  rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
-                                               find declarations by (qualified) name
+  rift symbol <name> [--rev REV] [--history] [--source] [--workspace DIR] [--limit N] [--page N] [--json]
+                                               find declarations by (qualified) name (--rev: as a
+                                               branch, tag or commit holds them; --history: timelines)
   rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
-              [--source] [--limit N] [--page N] [--workspace DIR] [--json]
+              [--rev REV] [--source] [--limit N] [--page N] [--workspace DIR] [--json]
                                                ranked search over names, declarations and text
+  rift log <symbol> [--rev REV] [--workspace DIR] [--json]
+                                               a declaration's history, newest first: introduced,
+                                               body/signature/decorators changed, removed
   rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                                syntax nodes containing a byte offset
   rift map [--workspace DIR] [--json]          languages, modules, most referenced symbols,
@@ -84,6 +88,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./nodes-command.ts')).runNodes(rest);
       case 'search':
         return await (await import('./search-command.ts')).runSearch(rest);
+      case 'log':
+        return await (await import('./log-command.ts')).runLog(rest);
       case 'map':
         return await (await import('./map-command.ts')).runMap(rest);
       case 'callers':
