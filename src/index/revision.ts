@@ -40,11 +40,15 @@ interface ParsedBlob {
   bytes: Uint8Array;
 }
 
-/** How a snapshot's changed blobs were served: parsed, taken from the working-tree index, or from the revision cache. */
+/**
+ * How a snapshot's changed blobs were served: parsed, taken from the working-tree index, from
+ * the revision cache, or indexed as text only (no language parses them).
+ */
 interface BuildCounts {
   parsed: number;
   shared: number;
   cached: number;
+  text: number;
 }
 
 /** Blobs read from git at once while a snapshot is built (the batch process pipelines them). */
@@ -58,6 +62,8 @@ export class RevisionIndex {
   /** Parsed blobs by `oid \0 language \0 keepContent`, least recently used first. */
   private readonly blobs = new Map<string, ParsedBlob>();
   private blobBytes = 0;
+  /** Full ids of commits resolved before (a bounded set: cleared when full). */
+  private readonly commits = new Set<string>();
   constructor(
     private readonly root: string,
     /** The working-tree index: bytes it parsed already are not parsed again for a revision. */
@@ -79,8 +85,14 @@ export class RevisionIndex {
   /** The commit `rev` names, or `resource_not_found` saying why it names none. */
   async resolve(rev: string): Promise<string> {
     const repo = await this.repository();
+    // A full commit id names the same immutable commit forever; names (branches, tags) move.
+    if (this.commits.has(rev)) return rev;
     const r = await repo.resolve(rev);
-    if (r.ok) return r.commit;
+    if (r.ok) {
+      if (this.commits.size >= REVISION_SNAPSHOTS_MAX * 64) this.commits.clear();
+      this.commits.add(r.commit);
+      return r.commit;
+    }
     if (r.kind === null) {
       throw new RiftError('resource_not_found', [
         ['rev', rev],
@@ -149,7 +161,7 @@ export class RevisionIndex {
     const deletions = base ? [...base.oids.keys()].filter((p) => !oids.has(p)) : [];
     const updates: FileUpdate[] = [];
     const skips: SkippedFile[] = [];
-    const counts: BuildCounts = { parsed: 0, shared: 0, cached: 0 };
+    const counts: BuildCounts = { parsed: 0, shared: 0, cached: 0, text: 0 };
     const shared = changed.length > 0 ? this.workingTree.parsedBlobs() : new Map<string, number>();
     for (let i = 0; i < changed.length; i += BLOB_READ_BATCH) {
       const batch = changed.slice(i, i + BLOB_READ_BATCH);
@@ -170,7 +182,8 @@ export class RevisionIndex {
     let bytes = Number(store.db.pragma('page_count', { simple: true })) * Number(store.db.pragma('page_size', { simple: true }));
     for (const b of content.values()) bytes += b.byteLength;
     log('info', 'revision.snapshot', 'revision indexed', {
-      commit: commit.slice(0, 12), files: oids.size, changed: changed.length, ...counts, from_snapshot: base !== null,
+      commit: commit.slice(0, 12), files: oids.size, changed: changed.length, parsed: counts.parsed, shared: counts.shared,
+      cached: counts.cached, from_snapshot: base !== null, text: counts.text,
       elapsed_ms: Math.round(performance.now() - started),
     });
     return { commit, store, selection, visibility, oids, bytes };
@@ -197,7 +210,8 @@ export class RevisionIndex {
       const blob = item.language ? shared.get(`${sha256}\0${item.language}`) : undefined;
       const rows = blob === undefined ? null : this.workingTree.blobRows(blob, sha256);
       if (rows) counts.shared++;
-      else counts.parsed++;
+      else if (item.language) counts.parsed++;
+      else counts.text++;
       const outcome = rows ? outcomeFromRows(item, bytes, sha256, rows) : parseBytes({ ...item, relations: false }, bytes, sha256, 0);
       entry = { outcome, skip: null, bytes };
     }
