@@ -13,6 +13,8 @@ export type VersionKind = 'introduced' | 'body_changed' | 'signature_changed' | 
 
 export interface DeclarationParts {
   whole: string;
+  /** The whole span's bytes, to find the same text in another revision without parsing it. */
+  text: Buffer;
   signature: string;
   decorators: string;
 }
@@ -80,6 +82,7 @@ function partsOf(root: Node, source: SourceText, d: Declaration): DeclarationPar
   if (at < headerEnd) signature += text(at, headerEnd);
   return {
     whole: text(d.span.start, d.span.end),
+    text: Buffer.from(bytes.subarray(d.span.start, d.span.end)),
     signature: signature.replace(/\s+/g, ' ').trim(),
     decorators: decorators.map((r) => text(r.start, r.end).replace(/\s+/g, ' ')).join('\n'),
   };

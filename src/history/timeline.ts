@@ -40,6 +40,12 @@ export async function timeline(
   const complete = log.length <= max;
   const states: State[] = [];
   const parsed = new Map<string, State>();
+  // Most commits touching a file leave a given declaration alone. A top-level declaration
+  // whose exact text (docs, decorators and all) still stands in the older file is the same
+  // declaration there, so that file need not be parsed. (A member's text can stay while its
+  // container is renamed, so members are always parsed.)
+  const topLevel = !qname.includes('.') && !qname.includes('::');
+  let newest: DeclarationParts | null = null;
   for (const entry of log) {
     if (entry.blob === null) {
       states.push(null);
@@ -48,9 +54,12 @@ export async function timeline(
     let state = parsed.get(entry.blob);
     if (state === undefined) {
       const bytes = await repo.blob(entry.blob);
-      state = bytes === null || bytes.length > maxFileBytes || classifyBytes(bytes) !== 'ok' ? 'unparseable' : declarationParts(language, bytes, qname);
+      if (bytes === null || bytes.length > maxFileBytes || classifyBytes(bytes) !== 'ok') state = 'unparseable';
+      else if (topLevel && newest !== null && bytes.includes(newest.text)) state = newest;
+      else state = declarationParts(language, bytes, qname);
       parsed.set(entry.blob, state);
     }
+    if (state !== null && state !== 'unparseable') newest = state;
     states.push(state);
   }
   const versions: TimelineVersion[] = [];
