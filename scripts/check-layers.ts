@@ -34,7 +34,7 @@ export const FRONT_ENDS = ['serve', 'tui', 'acp'] as const;
 export const AGENT_PARTS = ['base', 'providers', 'policy', 'session', 'tools', 'extensions', 'loop'] as const;
 
 /** Layers DESIGN.md lists that have no folder yet; adding the folder moves a layer out of here. */
-export const PLANNED: ReadonlySet<string> = new Set(['history']);
+export const PLANNED: ReadonlySet<string> = new Set<string>();
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');

@@ -14,11 +14,15 @@ export const USAGE = `rift [--model M] [--host URL] [--continue | --resume PATH]
                                              the terminal UI: chat, review edits, slash commands (docs/tui.md)
 rift index [--workspace DIR] [--json] [--skipped]
                                              build or refresh the index in DIR/.rift (--skipped lists files left out)
-rift symbol <name> [--source] [--limit N] [--page N] [--workspace DIR] [--json]
+rift symbol <name> [--rev REV] [--history] [--source] [--limit N] [--page N] [--workspace DIR] [--json]
                                              find declarations by (qualified) name: path:line  kind name
+                                             (--rev: as a branch, tag or commit holds them)
 rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
-            [--source] [--limit N] [--page N] [--workspace DIR] [--json]
+            [--rev REV] [--source] [--limit N] [--page N] [--workspace DIR] [--json]
                                              ranked search over names, declarations and text
+rift log <symbol> [--rev REV] [--workspace DIR] [--json]
+                                             a declaration's history, newest first: introduced,
+                                             body/signature/decorators changed, removed
 rift nodes <path>:<line>[:<col>] [--workspace DIR] [--json]
 rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                              the syntax nodes containing a position (1-based
@@ -102,6 +106,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./nodes-command.ts')).runNodes(rest);
       case 'search':
         return await (await import('./search-command.ts')).runSearch(rest);
+      case 'log':
+        return await (await import('./log-command.ts')).runLog(rest);
       case 'map':
         return await (await import('./map-command.ts')).runMap(rest);
       case 'callers':

@@ -101,3 +101,15 @@ export const MAP_HUBS_MAX = 20;
 export const MAP_MODULE_DEPTH = 3;
 /** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
 export const VERIFIED_FILES_MAX = 65_536;
+/** Entries (files, links, submodules) a revision's tree may list before a revision read refuses. */
+export const REVISION_TREE_ENTRIES_MAX = 65_536;
+/** Output one git command (a tree listing, a history walk) may produce. */
+export const GIT_OUTPUT_BYTES_MAX = 256 * 1024 * 1024;
+/** Revision snapshots kept at once; the least recently used goes first. */
+export const REVISION_SNAPSHOTS_MAX = 8;
+/** Bytes all kept revision snapshots may hold together (their indexes and the blob bytes they serve). */
+export const REVISION_SNAPSHOT_BYTES_MAX = 512 * 1024 * 1024;
+/** Parsed blobs kept by content for reuse across revisions, least recently used first out. */
+export const REVISION_BLOBS_MAX = 200_000;
+/** Bytes of parsed blobs kept for reuse across revisions. */
+export const REVISION_BLOB_BYTES_MAX = 512 * 1024 * 1024;

@@ -147,7 +147,12 @@ export class Store {
   private pathFilter: PathFilter = () => true;
   private pathFilterDefined = false;
 
-  private constructor(db: Database.Database, root: string) {
+  private constructor(
+    db: Database.Database,
+    root: string,
+    /** Where a store over bytes other than the workspace's (a revision's blobs) reads them. */
+    private readonly source: ByteSource | null = null,
+  ) {
     this.db = db;
     this.root = root;
     this.stmts = this.prepare();
@@ -167,11 +172,21 @@ export class Store {
   }
 
   /** A private in-memory store over files of `root` (on-demand `force_include` files are indexed into one). */
-  static memory(root: string): Store {
-    return Store.init(new Database(':memory:'), root);
+  static memory(root: string, source: ByteSource | null = null): Store {
+    return Store.init(new Database(':memory:'), root, source);
   }
 
-  private static init(db: Database.Database, root: string): Store {
+  /** An in-memory copy of a `serialize`d store, over its own byte source. */
+  static deserialize(image: Buffer, root: string, source: ByteSource): Store {
+    return Store.init(new Database(image), root, source);
+  }
+
+  /** The whole database as one image (an in-memory store is copied this way, not rebuilt). */
+  serialize(): Buffer {
+    return this.db.serialize();
+  }
+
+  private static init(db: Database.Database, root: string, source: ByteSource | null = null): Store {
     // Pages a bulk build frees (merged full-text segments) go back to the filesystem (endBulk).
     const vacuum = db.pragma('auto_vacuum', { simple: true }) !== 2;
     if (vacuum) db.pragma('auto_vacuum = INCREMENTAL');
@@ -182,7 +197,7 @@ export class Store {
     Store.migrate(db);
     // The mode takes effect on an existing file only through a vacuum (after migrate dropped an older schema).
     if (vacuum) db.exec('VACUUM');
-    return new Store(db, root);
+    return new Store(db, root, source);
   }
 
   private static migrate(db: Database.Database): void {
@@ -383,6 +398,8 @@ export class Store {
   }
 
   private indexedSpan(file: StoredFile, start: number, end: number): Uint8Array | null {
+    // A byte source holds exactly the indexed bytes (content-addressed): nothing to verify.
+    if (this.source) return this.source(file.path)?.subarray(start, end) ?? null;
     const known = this.verified.get(file.path);
     if (known && known.sha256 === file.sha256) {
       const span = readSpanSync(this.root, file.path, start, end, known.stamp);
@@ -575,6 +592,46 @@ export class Store {
     }
   }
 
+  /** Parsed blobs by digest and language (`sha256 \0 language`), for reuse of their rows by a revision holding the same bytes. */
+  parsedBlobs(): Map<string, number> {
+    const rows = this.cached('parsedBlobs', `SELECT id, sha256, language FROM blobs WHERE parsed = 1 AND language IS NOT NULL`).all() as Array<{
+      id: number;
+      sha256: string;
+      language: string;
+    }>;
+    return new Map(rows.map((r) => [`${r.sha256}\0${r.language}`, r.id]));
+  }
+
+  /**
+   * A parsed blob's rows as a batch writes them, in source order: declarations, and chunks
+   * (spans, keys and the index of their owning declaration; their text is the caller's to
+   * recompute from the bytes, since the full-text tables keep none).
+   */
+  blobRows(
+    blob: number,
+    sha256: string,
+  ): { lines: number; symbols: SymbolInput[]; chunks: Array<{ start: number; end: number; line: number; key: string; owner: number | null }> } | null {
+    // A file's blob row is rewritten in place when the file changes: the digest must still match.
+    const head = this.cached('blobHead', `SELECT lines, sha256, parsed FROM blobs WHERE id = ?`).get(blob) as
+      | { lines: number; sha256: string; parsed: number }
+      | undefined;
+    if (!head || head.sha256 !== sha256 || head.parsed !== 1) return null;
+    const symbols = this.cached(
+      'blobSymbols',
+      `SELECT id, name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
+              span_start, span_end, item_start, item_end, line, qname_key
+       FROM symbols WHERE blob_id = ? ORDER BY item_start, id`,
+    ).raw().all(blob) as Array<[number, ...SymbolInput]>;
+    const owner = new Map(symbols.map((r, i) => [r[0], i]));
+    const chunks = this.cached('blobChunks', `SELECT start, end, line, text_key AS key, symbol_id AS symbol FROM chunks WHERE blob_id = ? ORDER BY start`)
+      .all(blob) as Array<{ start: number; end: number; line: number; key: string; symbol: number | null }>;
+    return {
+      lines: head.lines,
+      symbols: symbols.map((r) => r.slice(1) as SymbolInput),
+      chunks: chunks.map((c) => ({ start: c.start, end: c.end, line: c.line, key: c.key, owner: c.symbol === null ? null : (owner.get(c.symbol) ?? null) })),
+    };
+  }
+
   symbolsOfFile(path: string): SymbolRow[] {
     return this.stmts.symbolsOfFile.all(path) as SymbolRow[];
   }
@@ -717,6 +774,11 @@ export class Store {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
+  /** The database's size in bytes (pages × page size): what an in-memory store costs. */
+  databaseBytes(): number {
+    return Number(this.db.pragma('page_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
+  }
+
   close(): void {
     this.db.close();
   }
@@ -727,6 +789,9 @@ export interface Tables {
   prepare(sql: string): Database.Statement;
   exec(sql: string): void;
 }
+
+/** The indexed bytes of a path, for a store whose files are not the workspace's. */
+export type ByteSource = (path: string) => Uint8Array | null;
 
 export interface StoreSnapshot {
   /** The digest and line count the index held for a file as of the snapshot, or null when it held none. */

@@ -80,7 +80,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: READ,
     description:
       'Find declarations by name or qualified name (`Parser.parse`, `Beacon::signal`); a case-insensitive substring match ranked exact qualified name, exact name, suffix, then other matches. ' +
-      'include "source" (the default) attaches the witnessed declaration node and its exact source, attached docs and attributes included. Pages with page_index and limit (default 5).',
+      'include "source" (the default) attaches the witnessed declaration node and its exact source, attached docs and attributes included; "history" attaches its git timeline (introduced, body_changed, signature_changed, decorators_changed, removed; newest first). ' +
+      'rev reads the declaration as a branch, tag or commit holds it. Pages with page_index and limit (default 5).',
     phase: 'read',
     input: GetSymbolInput,
     output: GetSymbolResult,
@@ -93,7 +94,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       'Ranked search over declaration names, declaration sources and file contents: prose or identifiers. A multi-word query matches units carrying any word; more words rank higher. ' +
       'target picks symbol or file hits (default all); paths.include/exclude narrow by glob before ranking; paths.force_include reaches files [source] or .gitignore keep out of the index (≤256). ' +
-      'include "source" attaches the excerpt, "score" the fused ranking value. matched_by says which lane placed a hit: ranked (full text), name (identifier), content (literal line). Pages with page_index and limit (default 20).',
+      'include "source" attaches the excerpt, "score" the fused ranking value. matched_by says which lane placed a hit: ranked (full text), name (identifier), content (literal line). rev searches a branch, tag or commit instead of the working tree. Pages with page_index and limit (default 20).',
     phase: 'read',
     input: SearchInput,
     output: SearchResult,
@@ -104,7 +105,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Syntax nodes at a position',
     annotations: READ,
     description:
-      'List the named syntax nodes containing a UTF-8 byte position in a file, outermost first. Each node id carries a witness of its bytes that later node edits verify.',
+      'List the named syntax nodes containing a UTF-8 byte position in a file, outermost first. Each node id carries a witness of its bytes that later node edits verify. rev reads the file as a branch, tag or commit holds it.',
     phase: 'read',
     input: NodesInput,
     output: NodesResult,

@@ -65,7 +65,18 @@ export const ReadWarning = z.discriminatedUnion('kind', [
     "A symbol's presentation disagrees with a provider's own facts",
   ),
   warning('traversal_truncated', { visited: z.number().int().min(0) }, 'The walk stopped at the node bound'),
+  warning(
+    'history_truncated',
+    { symbol: z.string(), max_revisions: z.number().int().min(1) },
+    "A symbol's history walk stopped at [providers.history] max_revisions before reaching its introduction",
+  ),
 ]);
+
+/** The full commit id a `rev` resolved to, on every answer read at a revision. */
+export const ResolvedRevision = z
+  .string()
+  .regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/)
+  .describe('The full commit id the request\'s `rev` resolved to (present only on revision reads)');
 export type ReadWarning = z.infer<typeof ReadWarning>;
 
 export const ErrorCodeSchema = z.enum([

@@ -4,6 +4,7 @@ import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
+import { RevisionIndex } from '../index/revision.ts';
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
@@ -39,7 +40,7 @@ export class Engine {
     const config = new ConfigLoader(root);
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
-    const gate = new ReadGate(root, config, indexer);
+    const gate = new ReadGate(config, indexer, new RevisionIndex(root, store));
     const engine = new Engine(
       root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer),
       gate, new MapService(root, indexer), new WorkspaceService(config, indexer),
@@ -63,6 +64,7 @@ export class Engine {
 
   async close(): Promise<void> {
     this.map.close();
+    this.gate.revisions.close();
     await this.indexer.close();
   }
 }

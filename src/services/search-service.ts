@@ -48,7 +48,9 @@ export class SearchService {
     ReadGate.checkRevisionSpelling(input.rev);
     const traversal = input.traversal === undefined ? null : checkTraversal(input.traversal, input.rev);
     if (input.rev !== undefined && selectors.force.length > 0) throw capabilityUnavailable('force_include at a revision');
-    const config = await this.gate.admit(input.rev);
+    const rev = input.rev === undefined ? null : await this.gate.admitRevision(input.rev);
+    const config = rev ? rev.config : await this.gate.admit();
+    const indexed = rev ? rev.snapshot.store : this.indexer.store;
 
     const includeSet = new GlobSet(selectors.include);
     const excludeSet = new GlobSet(selectors.exclude);
@@ -69,7 +71,7 @@ export class SearchService {
     const walked = traversal === null ? null : walkTraversal(this.indexer, config, traversal, input.traversal!);
     if (walked) warnings.push(...walked.warnings);
     const sources: Source[] = [];
-    for (const [tag, store] of input.query === undefined ? [] : ([['i', this.indexer.store], ['f', forced]] as const)) {
+    for (const [tag, store] of input.query === undefined ? [] : ([['i', indexed], ['f', forced]] as const)) {
       if (!store) continue;
       let ranked: Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> = { rankedSymbols: [], rankedFiles: [] };
       try {
@@ -88,6 +90,7 @@ export class SearchService {
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
     const results = page.map((u) => toHit(u, q.words, include));
     forced?.close();
+    if (rev) return { results, pagination: pagination(pageIndex, total, limit), revision: rev.snapshot.commit, warnings };
     return { results, pagination: pagination(pageIndex, total, limit), warnings: [...warnings, ...this.gate.warnings()] };
   }
 
