@@ -79,3 +79,11 @@ export const MAP_HUBS_MAX = 20;
 export const MAP_MODULE_DEPTH = 3;
 /** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
 export const VERIFIED_FILES_MAX = 65_536;
+/** Declarations sent to the embedding server in one request while the semantic tier prepares. */
+export const SEMANTIC_BATCH_SIZE = 32;
+/** Bytes of a declaration's source (from its start) that its embedded text carries. */
+export const SEMANTIC_TEXT_BYTES_MAX = 2048;
+/** Declarations the semantic lane hands to fusion per query. */
+export const SEMANTIC_CANDIDATES_MAX = 100;
+/** How long one embedding request may take before the tier is declared unavailable. */
+export const EMBED_TIMEOUT_MS = 60_000;

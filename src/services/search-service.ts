@@ -7,30 +7,39 @@ import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { Visibility } from '../workspace/visibility.ts';
 import { walkWorkspace } from '../workspace/walk.ts';
 import type { Indexer } from '../index/indexer.ts';
+import type { SemanticHit, SemanticTier } from '../index/semantic.ts';
 import { Store } from '../index/store.ts';
 import { runParseItem } from '../index/parse-job.ts';
-import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lanes, type SymbolHitRow } from '../index/search.ts';
+import { identifierLanes, rankedLanes, semanticLane, type FileHitRow, type LaneQuery, type Lanes, type SymbolHitRow } from '../index/search.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
 import { symbolRecord } from './read-service.ts';
 import { checkTraversal, walkTraversal, type WalkedHit } from './traversal.ts';
 
 // search: one ranked answer over declaration names, declaration sources and file
-// contents. Lanes (see index/search.ts) are fused with reciprocal-rank fusion into one
-// total order: more query words carried first, then the fused score, then path, range
-// start, and identity. Narrowing by paths happens inside every lane, before scoring, so
-// a smaller limit is always a prefix of a larger one.
+// contents, and (with [search.semantic]) the declarations nearest the query's meaning. Lanes
+// (see index/search.ts) are fused with reciprocal-rank fusion into one score that orders the
+// page exactly: lane credits, discounted for each query word a unit does not carry, plus the
+// semantic credit, discounted for test code; ties by path, range start, and identity
+// (docs/mcp.md, "Search ranking"). Narrowing by paths happens inside every lane, before
+// scoring, so a smaller limit is always a prefix of a larger one.
 
 type Hit = SearchResult['results'][number];
 type Lane = 'ranked' | 'name' | 'content' | 'relationship';
 
 /** Reciprocal-rank fusion constant and per-lane weights. */
 const RRF_K = 60;
-const WEIGHT = { rankedSymbols: 1, rankedFiles: 1, content: 0.5 } as const;
+const WEIGHT = { rankedSymbols: 1, rankedFiles: 1, content: 0.5, semantic: 1 } as const;
 /** Identifier-tier weight by match level: exact name, exact qualified name, prefix, camel/snake part. */
 const NAME_LEVEL_WEIGHT = [3, 3, 1.5, 0.75] as const;
 /** Test code ranks below the code it tests, unless the query asks for tests. */
-const TEST_CODE_FACTOR = 0.5;
+const TEST_CODE_FACTOR = 0.25;
+/** Each query word a unit does not carry multiplies its score by this. */
+const MISSING_WORD_FACTOR = 0.5;
+/** A file hit whose best chunk lies inside a declaration: the declaration is the better answer. */
+const OWNED_FILE_FACTOR = 0.25;
+/** A query of more words than this is read as prose (stop words name nothing). */
+const PROSE_WORDS_MIN = 2;
 const TEST_PATH = /(^|\/)(tests?|testing|__tests__)\/|(^|\/)test_[^/]*$|_test\.[a-z]+$/;
 
 // Words that carry no meaning of their own in a prose query; dropped when others remain.
@@ -43,6 +52,8 @@ interface Source {
   tag: string;
   store: Store;
   lanes: Lanes;
+  /** The semantic tier's nearest declarations, best first (index store only). */
+  semantic: SymbolHitRow[];
 }
 
 interface Unit {
@@ -55,6 +66,8 @@ interface Unit {
   lanes: Set<Lane>;
   coverage: number;
   score: number;
+  /** The semantic lane's credit, kept apart: it needs no query word. */
+  semantic: number;
   /** Set when the traversal reached it. */
   walked?: WalkedHit;
 }
@@ -64,6 +77,7 @@ export class SearchService {
     private readonly root: string,
     private readonly gate: ReadGate,
     private readonly indexer: Indexer,
+    private readonly semantic: SemanticTier,
   ) {}
 
   async search(input: SearchInput): Promise<SearchResult> {
@@ -86,10 +100,13 @@ export class SearchService {
 
     const includeSet = new GlobSet(selectors.include);
     const excludeSet = new GlobSet(selectors.exclude);
-    const identifierWords = queryWords(literal);
+    const allWords = queryWords(literal);
+    const words = meaningfulWords(allWords);
     const q: LaneQuery = {
-      words: meaningfulWords(identifierWords),
-      identifierWords,
+      words,
+      // A stop word is a name only in a short query (`shutil which`); in a sentence it would
+      // match every declaration named `a` or `is`.
+      identifierWords: allWords.length > PROSE_WORDS_MIN ? words : allWords,
       literal,
       pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
       symbols: target !== 'file',
@@ -99,6 +116,12 @@ export class SearchService {
     const forced = selectors.force.length > 0 ? await this.forcedStore(config, selectors.force) : null;
 
     const warnings: ReadWarning[] = [];
+    // The semantic tier answers for the working tree's declarations only.
+    // Its state is taken before the query is embedded: vectors that land meanwhile may help the
+    // answer, but the warning never claims more than the answer was sure to have.
+    const preparing = semanticWarnings(this.semantic, false);
+    const nearest = input.query !== undefined && input.rev === undefined && target !== 'file' ? await this.semantic.nearest(literal) : null;
+    warnings.push(...semanticWarnings(this.semantic, true), ...preparing);
     // Synchronous from here: the walk and the lanes read one committed state of the store.
     const walked = traversal === null ? null : walkTraversal(this.indexer, config, traversal, input.traversal!);
     if (walked) warnings.push(...walked.warnings);
@@ -114,9 +137,10 @@ export class SearchService {
       } catch (err) {
         if (tag === 'i') warnings.push(lexicalUnavailable(`the full-text tier failed to load: ${(err as Error).message}`));
       }
-      sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) } });
+      const semanticRows = tag === 'i' && nearest ? semanticLane(store, nearest, q.pathOk) : [];
+      sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) }, semantic: semanticRows });
     }
-    const units = fuse(sources, /\btests?\b/i.test(literal));
+    const units = fuse(sources, q.words.length, /\btests?\b/i.test(literal));
     if (walked && target !== 'file') joinWalk(units, walked.hits.filter((h) => q.pathOk(h.row.path)), this.indexer.store, input.query === undefined);
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
@@ -169,6 +193,24 @@ function meaningfulWords(words: QueryWord[]): QueryWord[] {
   return kept.length > 0 ? kept : words;
 }
 
+/** What the semantic tier says about itself on every answer while it is enabled and not ready. */
+function semanticWarnings(tier: SemanticTier, unavailable: boolean): ReadWarning[] {
+  const status = tier.status();
+  if (status.kind === 'unavailable') {
+    if (!unavailable) return [];
+    return [{ kind: 'semantic_ranking_unavailable', message: `semantic ranking is unavailable for the life of this server: ${status.reason}`, reason: status.reason }];
+  }
+  if (status.kind === 'preparing' && !unavailable) {
+    return [{
+      kind: 'semantic_index_preparing',
+      message: `semantic ranking is still being built: ${status.prepared} of ${status.total} declarations carry a vector`,
+      prepared: status.prepared,
+      total: status.total,
+    }];
+  }
+  return [];
+}
+
 function lexicalUnavailable(reason: string): ReadWarning {
   return {
     kind: 'lexical_ranking_unavailable',
@@ -177,15 +219,20 @@ function lexicalUnavailable(reason: string): ReadWarning {
   };
 }
 
-/** Reciprocal-rank fusion of every lane of every store into one total order. */
-function fuse(sources: readonly Source[], wantsTests: boolean): Unit[] {
+/**
+ * Reciprocal-rank fusion of every lane of every store into one total order: the sum of a
+ * unit's lane credits, times MISSING_WORD_FACTOR for each of the `words` query words it does
+ * not carry, times TEST_CODE_FACTOR for test code, is its `score`, and the order is by that
+ * score alone (ties by path, range start and identity), so `score` orders every page.
+ */
+function fuse(sources: readonly Source[], words: number, wantsTests: boolean): Unit[] {
   const units = new Map<string, Unit>();
   /** The unit a lane row names, credited with that lane, the row's coverage and `score`. */
   const credit = (s: Source, kind: 'symbol' | 'file', id: number, lane: Lane, coverage: number, score: number): Unit => {
     const key = `${s.tag}:${kind}:${id}`;
     let u = units.get(key);
     if (!u) {
-      u = { key, store: s.store, kind, lanes: new Set(), coverage: 0, score: 0 };
+      u = { key, store: s.store, kind, lanes: new Set(), coverage: 0, score: 0, semantic: 0 };
       units.set(key, u);
     }
     u.lanes.add(lane);
@@ -203,10 +250,20 @@ function fuse(sources: readonly Source[], wantsTests: boolean): Unit[] {
     credit(s, 'symbol', row.row.id, 'ranked', row.coverage, WEIGHT.rankedSymbols / (RRF_K + rank)).symbol = row.row;
   });
   merged((l) => l.names).forEach(({ row, s }, rank) => {
-    credit(s, 'symbol', row.row.id, 'name', row.coverage, NAME_LEVEL_WEIGHT[row.score] / (RRF_K + rank)).symbol = row.row;
+    // A name carrying one word of a sentence is weak evidence: credit by the square of the share it carries.
+    const share = Math.min(1, row.coverage / Math.max(1, words)) ** 2;
+    credit(s, 'symbol', row.row.id, 'name', row.coverage, (share * NAME_LEVEL_WEIGHT[row.score]) / (RRF_K + rank)).symbol = row.row;
   });
+  // Only the index store has a semantic lane, so its own order is the lane's.
+  for (const s of sources) {
+    s.semantic.forEach((row, rank) => {
+      const u = credit(s, 'symbol', row.row.id, 'ranked', row.coverage, 0);
+      u.symbol = row.row;
+      u.semantic = WEIGHT.semantic / (RRF_K + rank);
+    });
+  }
   merged((l) => l.rankedFiles).forEach(({ row, s }, rank) => {
-    credit(s, 'file', row.fileId, 'ranked', row.coverage, WEIGHT.rankedFiles / (RRF_K + rank)).file = row;
+    credit(s, 'file', row.fileId, 'ranked', row.coverage, (row.owned ? OWNED_FILE_FACTOR : 1) * WEIGHT.rankedFiles / (RRF_K + rank)).file = row;
   });
   // A literal line match is binary: every match earns the same weight.
   for (const s of sources) {
@@ -216,10 +273,12 @@ function fuse(sources: readonly Source[], wantsTests: boolean): Unit[] {
       u.literal = row;
     }
   }
-  if (!wantsTests) for (const u of units.values()) if (TEST_PATH.test(pathOf(u))) u.score *= TEST_CODE_FACTOR;
+  for (const u of units.values()) {
+    u.score = u.score * MISSING_WORD_FACTOR ** Math.max(0, words - u.coverage) + u.semantic;
+    if (!wantsTests && TEST_PATH.test(pathOf(u))) u.score *= TEST_CODE_FACTOR;
+  }
   return [...units.values()].sort(
     (a, b) =>
-      b.coverage - a.coverage ||
       b.score - a.score ||
       cmp(pathOf(a), pathOf(b)) ||
       startOf(a) - startOf(b) ||
@@ -243,7 +302,7 @@ function joinWalk(units: Unit[], hits: readonly WalkedHit[], store: Store, pure:
     }
     units.push({
       key: `i:symbol:${h.row.id}`, store, kind: 'symbol', symbol: h.row, lanes: new Set(['relationship']),
-      coverage: 0, score: pure ? 1 / h.distance : 0, walked: h,
+      coverage: 0, score: pure ? 1 / h.distance : 0, semantic: 0, walked: h,
     });
   }
 }
