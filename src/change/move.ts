@@ -1,5 +1,5 @@
 import type { ChangeContext, Plan } from './plan.ts';
-import { targetPolicy } from './plan.ts';
+import { engineGap, targetPolicy } from './plan.ts';
 import { targetExists, unsupported } from './refusal.ts';
 import { resolveTarget } from './target.ts';
 
@@ -14,10 +14,7 @@ export function planMove(ctx: ChangeContext, path: string, destination: string):
   if (source.bytes === null) throw targetExists([], [path], true);
   const dest = resolveTarget(policy, destination, 'write');
   if (dest.bytes !== null || dest.target === source.target) throw targetExists([], [destination], false);
-  const language = ctx.indexer.currentSelection().syntaxLanguage(path);
-  const reason = language
-    ? `no language engine (lsp) is configured for ${language}, so references to ${path} were not updated`
-    : `no language provider claims ${path}, so references to it were not updated`;
+  const reason = `${engineGap(ctx, path)}, so references to ${path} were not updated`;
   return {
     writes: [
       { target: source.target, before: source.bytes, after: null, mode: null, link: false },

@@ -1,4 +1,4 @@
-import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import { languageFor, type WorkspaceConfig } from '../config/workspace-config.ts';
 import type { Indexer } from '../index/indexer.ts';
 import type { ChangeWarning } from '../protocol/change.ts';
 import type { FileWrite } from './publish.ts';
@@ -22,6 +22,17 @@ export interface Plan {
   warnings: ChangeWarning[];
   /** Paths the index must re-read besides the written ones (a deleted symlink). */
   extraPaths?: string[];
+}
+
+/**
+ * Why no language engine checked references for a file, in words that fit its configuration:
+ * none configured, or one configured (`lsp = "…"`) that this build does not start.
+ */
+export function engineGap(ctx: ChangeContext, path: string): string {
+  const entry = languageFor(ctx.config, path);
+  if (!entry) return `no language provider claims ${path}`;
+  if (entry.lsp === null) return `no language engine (lsp) is configured for ${entry.id}`;
+  return `the language engine ${entry.lsp} configured for ${entry.id} is not started by this build`;
 }
 
 export function targetPolicy(ctx: ChangeContext): TargetPolicy {

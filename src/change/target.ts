@@ -125,6 +125,6 @@ function resolveLink(root: string, linkPath: string, addressed: string): string 
 }
 
 function readBounded(abs: string, st: Stats, max: number): Buffer {
-  if (st.size > max) throw limitExceeded('source.max_file_bytes', max, st.size);
+  if (st.size > max) throw limitExceeded('source.max_file_bytes', max, st.size, [], true);
   return readFileSync(abs);
 }

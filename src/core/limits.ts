@@ -65,6 +65,12 @@ export const SESSIONS_SHOWN_MAX = 20;
 export const DIFF_LINES_SHOWN_MAX = 200;
 /** Frame interval of the TUI's render scheduler (≈30 frames a second). */
 export const FRAME_MS = 33;
+/** Longest command line `rift --serve` reads from stdin; a longer one is dropped with a warning. */
+export const SERVE_LINE_BYTES_MAX = 16 * 1024 * 1024;
+/** Longest line of a model server's streamed reply (NDJSON or SSE). */
+export const MODEL_STREAM_LINE_BYTES_MAX = 16 * 1024 * 1024;
+/** How long the startup check of the model (and a model switch's) may take in all, retries included. */
+export const PREFLIGHT_TIMEOUT_MS = 5_000;
 /** Most hops one traversal walks (`traversal.depth`). */
 export const TRAVERSAL_DEPTH_MAX = 8;
 /** Most symbols one traversal visits before it stops with `traversal_truncated`. */

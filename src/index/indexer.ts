@@ -7,7 +7,7 @@ import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
-import { Visibility, type SourcePolicy } from '../workspace/visibility.ts';
+import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { walkWorkspace, compareProjectPaths, nfcConflict } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
@@ -58,15 +58,6 @@ export interface BuildProgress {
   skipped?: number;
 }
 
-export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
-  return {
-    include: config.source.include,
-    exclude: config.source.exclude,
-    respectGitignore: config.source.respect_gitignore,
-    maxFileBytes: config.source.max_file_bytes,
-    maxFiles: config.source.max_files,
-  };
-}
 
 /** The syntax language of a language entry, when a built-in provider parses it. */
 function syntaxLanguageOf(entry: { id: string } | null): LanguageId | null {
@@ -130,7 +121,7 @@ export class Indexer {
     this.root = root;
     this.configLoader = configLoader;
     this.store = store;
-    this.graph = new RelationGraph(store.db);
+    this.graph = new RelationGraph(store.tables());
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
     // A read that finds a file's bytes changed behind the index treats it as a watcher event:
     // reads warn `stale_index` until the file is re-indexed.
@@ -360,7 +351,7 @@ export class Indexer {
 
   /** Store and graph writes of one batch land in one transaction. */
   private transaction(work: () => void): void {
-    this.store.db.transaction(work)();
+    this.store.transaction(work);
   }
 
   /** Publishes what a long build has stored so far: readers waiting for it may answer now. */

@@ -1,3 +1,4 @@
+import { countBreaks, lineAt } from '../core/lines.ts';
 import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, EXACT_NAME_IDS, type Store, type SymbolRow } from './store.ts';
 import { anyStemmed, nameKey, phrase, proseStem, stemVariants, stemmed, type QueryWord } from './text.ts';
 
@@ -52,15 +53,16 @@ export interface Lanes {
   rankedFiles: FileHitRow[];
   names: SymbolHitRow[];
   content: FileHitRow[];
+  /** The semantic tier's nearest declarations, best first (the index store only). */
+  semantic: SymbolHitRow[];
 }
 
 
-type Filter = (path: string) => boolean;
 
 /** Runs the ranked lanes the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
   const words = withVariants(store, q.words);
-  return withFilter(store, q.pathOk, () => ({
+  return store.withPathFilter(q.pathOk, () => ({
     rankedSymbols:
       q.symbols && words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', words), selective(store, 'chunks_fts', words)) : [],
     rankedFiles: q.files && words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', words)) : [],
@@ -70,8 +72,7 @@ export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymb
 /** The query words with each prose word's stem variants (stem + a known suffix) that the index holds. */
 function withVariants(store: Store, words: readonly QueryWord[]): QueryWord[] {
   if (!words.some((w) => proseStem(w) !== null)) return [...words];
-  store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.rift_chunks_fts_vocab USING fts5vocab(main, 'chunks_fts', 'row')`);
-  const lookup = store.prepared('search.stemVariants', `SELECT term FROM temp.rift_chunks_fts_vocab WHERE term = ?`);
+  const lookup = store.prepared('search.stemVariants', `SELECT term FROM ${store.vocabulary('chunks_fts')} WHERE term = ?`);
   return words.map((w) => {
     const stem = proseStem(w);
     if (stem === null) return w;
@@ -91,41 +92,19 @@ const COMMON_WORD_SHARE = 0.05;
  */
 function selective(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[]): readonly QueryWord[] {
   if (words.length < 2) return words;
-  const vocab = `rift_${table}_vocab`;
-  store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocab} USING fts5vocab(main, '${table}', 'row')`);
+  const vocab = store.vocabulary(table);
   const rows = (store.prepared(`selective.rows.${table}`, `SELECT count(*) AS n FROM ${table === 'chunks_fts' ? 'chunks' : 'symbols'}`).get() as { n: number }).n;
-  const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM temp.${vocab} WHERE term = ?`);
+  const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM ${vocab} WHERE term = ?`);
   const scored = words.map((w) => ({ w, docs: Math.min(...w.tokens.map((t) => (docs.get(t) as { doc: number } | undefined)?.doc ?? 0)) }));
   const kept = scored.filter((x) => x.docs <= Math.max(COMMON_WORD_SHARE * rows, LANE_CANDIDATES_MAX)).map((x) => x.w);
   return kept.length > 0 ? kept : [scored.reduce((a, b) => (b.docs < a.docs ? b : a)).w];
 }
 
 export function identifierLanes(store: Store, q: LaneQuery): Pick<Lanes, 'names' | 'content'> {
-  return withFilter(store, q.pathOk, () => ({
+  return store.withPathFilter(q.pathOk, () => ({
     names: q.symbols ? names(store, q.identifierWords) : [],
     content: q.files ? content(store, q) : [],
   }));
-}
-
-// One SQL function narrows every lane by path. Queries run synchronously, so the filter
-// installed for this call is the one every row sees.
-const filters = new WeakMap<Store, { current: Filter }>();
-
-function withFilter<T>(store: Store, filter: Filter, run: () => T): T {
-  let slot = filters.get(store);
-  if (!slot) {
-    const created = { current: (() => true) as Filter };
-    store.db.function('rift_path_ok', { deterministic: false, varargs: false }, (p: unknown) => (created.current(String(p)) ? 1 : 0));
-    filters.set(store, created);
-    slot = created;
-  }
-  const previous = slot.current;
-  slot.current = filter;
-  try {
-    return run();
-  } finally {
-    slot.current = previous;
-  }
 }
 
 /** How much a name match counts against a match in a declaration's own text (both BM25). */
@@ -339,14 +318,9 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
     const window = Buffer.from(bytes.buffer, bytes.byteOffset + c.start, Math.min(bytes.length, c.end + literal.length) - c.start);
     const at = window.indexOf(literal);
     if (at < 0 || c.start + at >= c.end) continue;
-    const offset = c.start + at;
-    const lineStart = bytes.lastIndexOf(0x0a, offset - 1) + 1;
-    let lineEnd = bytes.indexOf(0x0a, offset);
-    if (lineEnd < 0) lineEnd = bytes.length;
-    if (lineEnd > lineStart && bytes[lineEnd - 1] === 0x0d) lineEnd--;
-    let line = c.line;
-    for (let i = c.start; i < lineStart; i++) if (bytes[i] === 0x0a) line++;
-    out.push({ ...c, start: lineStart, end: lineEnd, line, score: out.length, coverage: q.words.length || 1 });
+    const { start, end } = lineAt(bytes, c.start + at);
+    const line = c.line + countBreaks(bytes, c.start, start);
+    out.push({ ...c, start, end, line, score: out.length, coverage: q.words.length || 1 });
     if (out.length >= LANE_CANDIDATES_MAX) break;
   }
   return out;

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
 import { VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { ensureStateDir } from '../workspace/state-dir.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
 import { nameKey } from './text.ts';
@@ -130,8 +130,11 @@ export interface SymbolQuery {
   limit: number;
 }
 
+/** A per-row SQL filter on paths, for the query modules beside the store. */
+export type PathFilter = (path: string) => boolean;
+
 export class Store {
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   /** The workspace whose files the store indexes (bytes are read from there). */
   readonly root: string;
   private readonly stmts: ReturnType<Store['prepare']>;
@@ -140,6 +143,9 @@ export class Store {
   private mergeAtEnd = false;
   /** Files whose bytes on disk were verified against the digest, by the stamp of that state. */
   private readonly verified = new Map<string, { sha256: string; stamp: string }>();
+  /** The filter `rift_path_ok(path)` applies; installed per query by `withPathFilter`. */
+  private pathFilter: PathFilter = () => true;
+  private pathFilterDefined = false;
 
   private constructor(db: Database.Database, root: string) {
     this.db = db;
@@ -149,12 +155,8 @@ export class Store {
 
   /** Opens (creating when absent) the store under `<root>/.rift/`. */
   static open(root: string): Store {
-    const dir = join(root, '.rift');
     try {
-      if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
-      const ignore = join(dir, '.gitignore');
-      if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
-      const db = new Database(join(dir, 'rift.db'));
+      const db = new Database(join(ensureStateDir(root), 'rift.db'));
       return Store.init(db, root);
     } catch (e) {
       throw new RiftError('storage_failure', [
@@ -639,6 +641,31 @@ export class Store {
     return this.cached(key, sql);
   }
 
+  /**
+   * Runs `run` with `rift_path_ok(path)` answering `filter` in this store's SQL. Queries run
+   * synchronously, so the filter installed for this call is the one every row sees.
+   */
+  withPathFilter<T>(filter: PathFilter, run: () => T): T {
+    if (!this.pathFilterDefined) {
+      this.db.function('rift_path_ok', { deterministic: false, varargs: false }, (p: unknown) => (this.pathFilter(String(p)) ? 1 : 0));
+      this.pathFilterDefined = true;
+    }
+    const previous = this.pathFilter;
+    this.pathFilter = filter;
+    try {
+      return run();
+    } finally {
+      this.pathFilter = previous;
+    }
+  }
+
+  /** The name of a temporary fts5vocab table over a full-text table (its per-term row counts), created once. */
+  vocabulary(table: 'symbols_fts' | 'chunks_fts'): string {
+    const vocab = `temp.rift_${table}_vocab`;
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, '${table}', 'row')`);
+    return vocab;
+  }
+
   private cached(key: string, sql: string): Database.Statement {
     let s = this.statementCache.get(key);
     if (!s) {
@@ -671,9 +698,34 @@ export class Store {
     };
   }
 
+  /**
+   * This connection for a module that keeps its own tables in rift.db (the relationship graph):
+   * statements and schema only, so its writes join the store's transactions and nothing else of
+   * the connection leaks out.
+   */
+  tables(): Tables {
+    return { prepare: (sql) => this.db.prepare(sql), exec: (sql) => void this.db.exec(sql) };
+  }
+
+  /** Runs `work` in one write transaction (the store's and the graph's writes of one batch). */
+  transaction(work: () => void): void {
+    this.db.transaction(work)();
+  }
+
+  /** Folds the write-ahead log into the database file (so its size can be measured). */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
   close(): void {
     this.db.close();
   }
+}
+
+/** What a module keeping its own tables in rift.db may do with the store's connection. */
+export interface Tables {
+  prepare(sql: string): Database.Statement;
+  exec(sql: string): void;
 }
 
 export interface StoreSnapshot {

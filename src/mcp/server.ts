@@ -11,7 +11,7 @@ import { invalidField } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import { parseInput } from '../protocol/validate.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
-import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
+import { TOOLS, jsonSchema, type ToolAnnotations, type ToolServices } from './tools.ts';
 import { TRUSTED_HOOKS_META } from './wire.ts';
 import { RESOURCES, RESOURCE_MIME_TYPE, resolveResourceUri } from './resources.ts';
 import { wireError } from './errors.ts';
@@ -31,10 +31,22 @@ function changeOptions(meta: Record<string, unknown> | undefined): ChangeOptions
   return typeof trusted === 'string' ? { trustedHooks: trusted } : {};
 }
 
-export function servedTools(): Array<{ name: string; description: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }> {
+export interface ServedTool {
+  name: string;
+  title: string;
+  description: string;
+  annotations: ToolAnnotations & { title: string };
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+}
+
+export function servedTools(): ServedTool[] {
   return TOOLS.map((t) => ({
     name: t.name,
+    title: t.title,
     description: t.description,
+    // Older clients read the title from the annotations (MCP 2025-03-26), newer ones from the tool.
+    annotations: { title: t.title, ...t.annotations },
     inputSchema: jsonSchema(t.input, 'input'),
     outputSchema: jsonSchema(t.output, 'output'),
   }));

@@ -4,10 +4,14 @@ import { z } from 'zod';
 
 export const Digest = z.string().regex(/^[0-9a-f]{8}$/).describe('First 8 lowercase hex characters of a SHA-256');
 
+// Shapes that recur inside one tool's schema carry an `id`: the JSON Schema export then states
+// each once under `$defs` and refers to it (mcp/tools.ts), which keeps `tools/list` small.
+
 export const ProjectPath = z
   .string()
   .min(1)
-  .describe('Workspace-relative path with `/` separators, no `.` or `..` segments');
+  .describe('Workspace-relative path with `/` separators, no `.` or `..` segments')
+  .meta({ id: 'ProjectPath' });
 
 export const TextRange = z
   .object({
@@ -15,7 +19,8 @@ export const TextRange = z
     end: z.number().int().min(0).describe('UTF-8 byte offset, exclusive'),
   })
   .strict()
-  .describe('Half-open UTF-8 byte range');
+  .describe('Half-open UTF-8 byte range')
+  .meta({ id: 'TextRange' });
 
 export const Pagination = z
   .object({

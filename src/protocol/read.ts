@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseNodeId, parseSymbolId } from '../core/ids.ts';
 import { PageIndex, Limit, Pagination, ProjectPath, ReadWarning, RevisionId, TextRange } from './common.ts';
 
 // get_symbol and nodes (spec "Reads"; reference A.2, A.4, A.9).
@@ -16,12 +17,17 @@ export const NodeFacet = z.enum([
   'generated', 'test',
 ]);
 
-export const SymbolId = z.string().min(17).max(8192).describe('rift://symbol/<language>/<path>/<qualified name>');
-export const NodeId = z
-  .string()
-  .min(27)
-  .max(8192)
-  .describe('rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use');
+/** An id string; one that does not parse names the form it misses (reference D.3), not its length. */
+const riftId = (parses: (s: string) => boolean, violation: string, form: string, id: string) =>
+  z.string().min(1).max(8192).refine(parses, { error: violation }).describe(form).meta({ id });
+
+export const SymbolId = riftId((s) => parseSymbolId(s) !== null, 'not a rift symbol address', 'rift://symbol/<language>/<path>/<qualified name>', 'SymbolId');
+export const NodeId = riftId(
+  (s) => parseNodeId(s) !== null,
+  'not a witnessed rift node address',
+  'rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use',
+  'NodeId',
+);
 
 export const SymbolRecord = z
   .object({

@@ -34,12 +34,12 @@ export class ReadGate {
     ReadGate.checkRevisionSpelling(rev);
     if (rev !== undefined) {
       if (!accepted.config.providers.history.enabled) {
-        throw capabilityUnavailable('revision reads (providers.history disabled)');
+        throw capabilityUnavailable('revision reads (providers.history disabled)', [], true);
       }
       if (!hasGitRepository(this.root)) {
         throw new RiftError('capability_unavailable', [
           ['workspace', realpathSync(this.root)],
-          ['requires', 'a git repository — run `git init`, or omit `rev` to read the current tree'],
+          ['requires', 'a git repository - run `git init`, or omit `rev` to read the current tree'],
         ]);
       }
       throw capabilityUnavailable('revision reads');

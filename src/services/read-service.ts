@@ -82,7 +82,7 @@ export class ReadService {
       throw capabilityUnavailable('syntax nodes', [
         ['path', input.path],
         ext === null ? ['extension', 'none — the path carries no extension'] : ['extension', ext],
-      ]);
+      ], true);
     }
     if (visible && language !== null && !file) {
       // A file that exists but was left out of the index: its bytes cannot be served as source.

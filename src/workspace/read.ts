@@ -23,6 +23,11 @@ export type ReadOutcome =
     }
   | { ok: false; reason: ReadFailure };
 
+/** A bounded read of any bytes (no text classification). */
+export type BytesOutcome =
+  | { ok: true; bytes: Uint8Array; mtimeMs: number; stamp: string | null }
+  | { ok: false; reason: Exclude<ReadFailure, 'not_utf8' | 'nul_byte'> };
+
 /** What identifies one state of a file's bytes: any write or replacement changes it. */
 function stampOf(fd: number): string {
   const st = fstatSync(fd, { bigint: true });
@@ -45,13 +50,13 @@ const PROBE = Buffer.alloc(1);
 const MALFORMED = /[\u0000-\u001f\u007f\\]|^\/|\/\/|\/$|(?:^|\/)\.\.?(?:\/|$)/;
 
 /** A shape failure, or null when the path may be opened below the root. */
-function shapeFailure(path: string): ReadOutcome | null {
+function shapeFailure(path: string): BytesOutcome | null {
   if (path.length === 0 || MALFORMED.test(path)) return { ok: false, reason: 'unreadable' };
   if (underFloor(path)) return { ok: false, reason: 'missing' };
   return null;
 }
 
-function errnoOutcome(e: unknown): ReadOutcome {
+function errnoOutcome(e: unknown): BytesOutcome {
   const code = (e as NodeJS.ErrnoException | null)?.code;
   if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, reason: 'missing' };
   // O_NOFOLLOW on a symlink: ELOOP on Linux and macOS, EMLINK on FreeBSD.
@@ -89,11 +94,11 @@ function realRootOfSync(root: string): string {
 }
 
 /** The parent directory must resolve to itself under the real root: no symlinked component. */
-function parentOutcome(realRoot: string, realParent: string, parent: string): ReadOutcome | null {
+function parentOutcome(realRoot: string, realParent: string, parent: string): BytesOutcome | null {
   return realParent === join(realRoot, parent) ? null : { ok: false, reason: 'symlink' };
 }
 
-function statOutcome(st: Stats, maxFileBytes: number): ReadOutcome | null {
+function statOutcome(st: Stats, maxFileBytes: number): BytesOutcome | null {
   if (!st.isFile()) return { ok: false, reason: 'not_regular' };
   if (st.size > maxFileBytes) return { ok: false, reason: 'too_large' };
   return null;
@@ -106,16 +111,30 @@ function grow(buf: Buffer, maxFileBytes: number): Buffer {
   return next;
 }
 
-function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number, stamp: string | null = null): ReadOutcome {
+function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number, stamp: string | null = null): BytesOutcome {
   if (total > maxFileBytes) return { ok: false, reason: 'too_large' };
   // Unpooled memory: the bytes own their ArrayBuffer (exactly, unless the file grew while read).
-  const bytes = total === buf.length ? buf : buf.subarray(0, total);
-  const kind = classifyBytes(bytes);
+  return { ok: true, bytes: total === buf.length ? buf : buf.subarray(0, total), mtimeMs, stamp };
+}
+
+/** Source text: UTF-8 without NUL, with its digest. */
+function asSource(read: BytesOutcome): ReadOutcome {
+  if (!read.ok) return read;
+  const kind = classifyBytes(read.bytes);
   if (kind !== 'ok') return { ok: false, reason: kind };
-  return { ok: true, bytes, sha256: sha256Hex(bytes), mtimeMs, stamp };
+  return { ...read, sha256: sha256Hex(read.bytes) };
 }
 
 export async function readSourceFile(root: string, path: string, maxFileBytes: number): Promise<ReadOutcome> {
+  return asSource(await readBytes(root, path, maxFileBytes));
+}
+
+export function readSourceFileSync(root: string, path: string, maxFileBytes: number): ReadOutcome {
+  return asSource(readBytesSync(root, path, maxFileBytes));
+}
+
+/** The bytes of a project file, whatever they hold, under the same rules as a source read. */
+export async function readBytes(root: string, path: string, maxFileBytes: number): Promise<BytesOutcome> {
   const shape = shapeFailure(path);
   if (shape) return shape;
   const parent = parentOf(path);
@@ -163,7 +182,7 @@ export async function readSourceFile(root: string, path: string, maxFileBytes: n
   }
 }
 
-export function readSourceFileSync(root: string, path: string, maxFileBytes: number): ReadOutcome {
+export function readBytesSync(root: string, path: string, maxFileBytes: number): BytesOutcome {
   const shape = shapeFailure(path);
   if (shape) return shape;
   const parent = parentOf(path);

@@ -76,7 +76,7 @@ describe('reads', () => {
     assert.equal(e.data.code, 'capability_unavailable');
     assert.equal(
       e.data.message,
-      `no configured provider serves this request: workspace ${ws.root}, requires a git repository — run \`git init\`, or omit \`rev\` to read the current tree; adjust the request to a served capability, or configure a provider that serves it`,
+      `no configured provider serves this request: workspace ${ws.root}, requires a git repository - run \`git init\`, or omit \`rev\` to read the current tree; adjust the request to a served capability, or configure a provider that serves it`,
     );
     assert.equal(e.data.phase, 'read');
   });

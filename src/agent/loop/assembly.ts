@@ -20,6 +20,7 @@ import { systemPrompt } from './prompt.ts';
 import { createApproval, openSession, type OpenedSession } from './setup.ts';
 import { agentTool } from './subagents.ts';
 import { WorkspaceCode } from './workspace-code.ts';
+import { Session } from '../session/session.ts';
 
 // One assembly of the agent for every front end (`-p`, `--serve`, the TUI, and later ACP):
 // configuration, the model route and its preflight, the session, approval, extensions (skills,
@@ -43,6 +44,8 @@ export interface AssemblyOptions {
   alwaysTask?: boolean;
   /** Notes and warnings for the user (stderr in the current front ends). */
   note: (text: string) => void;
+  /** Abandons the startup (the model check) early: the front end is going away. */
+  signal?: AbortSignal;
 }
 
 /** What trusting a request changed, for the front end to show. */
@@ -110,7 +113,7 @@ export class AgentAssembly {
     }
     if (!unusable) {
       try {
-        const pf = await preflight(route, config.numCtx, config.numCtxExplicit);
+        const pf = await preflight(route, config.numCtx, config.numCtxExplicit, opts.signal);
         numCtx = pf.numCtx;
         think = pf.think;
         if (pf.note) note(pf.note);
@@ -278,10 +281,14 @@ export class AgentAssembly {
     }
   }
 
-  /** Ends the session's processes: background tasks are killed (their count is returned) and the engine closed. */
+  /**
+   * Ends the session's processes: background tasks are killed (their count is returned), the
+   * engine closed, and a session file reserved for turns that never ran released.
+   */
   async close(): Promise<number> {
     const killed = this.agent.tasks.killAll();
     await this.workspace?.close().catch(() => {});
+    if (this.session.reserved) Session.release(this.session.path);
     return killed;
   }
 }

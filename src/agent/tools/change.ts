@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { parsePatch } from '../../change/patch-parse.ts';
 import { isRiftError } from '../../core/errors.ts';
 import { parseSymbolId } from '../../core/ids.ts';
@@ -8,8 +7,10 @@ import type { ChangeApi } from '../../services/api.ts';
 import type { ChangeProposal } from '../policy/approval.ts';
 import { appliedDiff } from '../policy/diff.ts';
 import { ToolError, stringArg, type Tool } from '../base/tool.ts';
-import { resolvePath, type ToolContext } from './context.ts';
-import { looksBinary } from './files.ts';
+import { projectFile, type ToolContext } from './context.ts';
+import type { ProjectFile } from '../session/undo.ts';
+import { FILE_BYTES_MAX } from '../../core/limits.ts';
+import { decodeText, looksBinary } from '../../workspace/encoding.ts';
 
 // replace_symbol and patch through rift's ChangeService, in process: the same witnessed
 // resolution, refusals and publication as over MCP. Each is a gated mutation like edit/write
@@ -78,13 +79,13 @@ export function renderChangeResult(tool: 'replace_symbol' | 'patch', r: ChangeRe
 async function applyChange(
   ctx: ToolContext,
   tool: 'replace_symbol' | 'patch',
-  files: ChangeProposal['files'],
+  files: ReadonlyArray<{ file: ProjectFile; kind: ChangeProposal['files'][number]['kind'] }>,
   detail: string[],
   apply: () => Promise<ChangeResult>,
 ): Promise<ChangeResult> {
-  await ctx.approval.authorizeChange(ctx.gate, { tool, files, detail }, ctx.signal);
+  await ctx.approval.authorizeChange(ctx.gate, { tool, files: files.map((f) => ({ absPath: f.file.abs, kind: f.kind })), detail }, ctx.signal);
   if (ctx.signal.aborted) throw new ToolError('cancelled by user');
-  for (const f of files) ctx.journal.record(f.absPath);
+  for (const { file } of files) ctx.journal.record(file, bytesOf(file));
   let result: ChangeResult;
   try {
     result = await apply();
@@ -102,10 +103,15 @@ async function withHooks(ctx: ToolContext, tool: 'replace_symbol' | 'patch', res
   return text + (await ctx.hooks.afterEdit(ctx, result.summary.files.map((f) => f.path).join(', ')));
 }
 
-function textOf(abs: string): string | null {
-  if (!existsSync(abs)) return null;
-  const bytes = readFileSync(abs);
-  return looksBinary(bytes) ? null : bytes.toString('utf8');
+/** A file's bytes now; null when absent or unreadable (the service then refuses on its own terms). */
+function bytesOf(f: ProjectFile): Uint8Array | null {
+  const r = f.files.read(f.path, FILE_BYTES_MAX);
+  return r.ok ? r.bytes : null;
+}
+
+function textOf(f: ProjectFile): string | null {
+  const bytes = bytesOf(f);
+  return bytes === null || looksBinary(bytes) ? null : decodeText(bytes).text;
 }
 
 export const replaceSymbolTool: Tool<ToolContext> = {
@@ -123,12 +129,12 @@ export const replaceSymbolTool: Tool<ToolContext> = {
     const body = stringArg(args, 'body', 'replace_symbol');
     const parsed = parseSymbolId(symbol);
     if (!parsed) throw new ToolError(`replace_symbol: '${symbol}' is not a symbol id; get one (rift://symbol/…) from get_symbol`);
-    const abs = resolvePath(ctx, parsed.path);
+    const file = projectFile(ctx, parsed.path);
     const detail = [symbol, ...body.split('\n').slice(0, DETAIL_LINES_MAX).map((l) => `+${l}`)];
-    const before = textOf(abs);
-    const result = await applyChange(ctx, 'replace_symbol', [{ absPath: abs, kind: 'edit' }], detail, () => change.replaceSymbol({ symbol, body }));
-    const after = result.status === 'applied' ? textOf(abs) : null;
-    if (before !== null && after !== null) ctx.lastDiff = appliedDiff(abs, before, after);
+    const before = textOf(file);
+    const result = await applyChange(ctx, 'replace_symbol', [{ file, kind: 'edit' }], detail, () => change.replaceSymbol({ symbol, body }));
+    const after = result.status === 'applied' ? textOf(file) : null;
+    if (before !== null && after !== null) ctx.lastDiff = appliedDiff(file.abs, before, after);
     return withHooks(ctx, 'replace_symbol', result);
   },
 };
@@ -148,12 +154,12 @@ export const patchTool: Tool<ToolContext> = {
       throw failure('patch', e);
     }
     // Every path either side of the diff, created files included (undo deletes those).
-    const files = new Map<string, ChangeProposal['files'][number]>();
+    const files = new Map<string, { file: ProjectFile; kind: 'write' | 'edit' }>();
     for (const f of parsed) {
       for (const path of [f.oldPath, f.newPath]) {
         if (path === null || projectPathViolation(path) !== null) continue;
-        const abs = resolvePath(ctx, path);
-        if (!files.has(abs)) files.set(abs, { absPath: abs, kind: f.oldPath === null ? 'write' : 'edit' });
+        const file = projectFile(ctx, path);
+        if (!files.has(file.abs)) files.set(file.abs, { file, kind: f.oldPath === null ? 'write' : 'edit' });
       }
     }
     const detail = patch.split('\n').slice(0, DETAIL_LINES_MAX);
