@@ -23,6 +23,8 @@ import { declarationChunks, wordTokens } from '../src/index/text.ts';
 import { copyTree, fmtMs, percentile, writeSection } from './lib.ts';
 import { RELEVANCE_SET, answerIndexed, firstRelevantRank, label, metrics, pythonStdlib, runRelevance, type Ranked, type RelevanceQuery, type Scored } from './relevance.ts';
 import { STDLIB2_SET, TSLIB_SET, type HeldQuery } from './relevance-sets.ts';
+import { ScriptedModelServer } from '../test/support/model-server.ts';
+import { writeFileSync, appendFileSync } from 'node:fs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -181,6 +183,59 @@ function render(runs: SetRun[], meta: string[]): string {
   return lines.join('\n');
 }
 
+/**
+ * The semantic tier's own cost, measured against the scripted model server (toy 8-dimension
+ * vectors, answered at once): preparing every declaration of the TypeScript lib tree, then the
+ * re-embedding one edited file causes. No real embedding model is reachable on this machine, so
+ * this is rift's side alone (texts, digests, HTTP, SQLite), not a model's throughput.
+ */
+async function semanticOverhead(tsLib: string): Promise<string> {
+  const server = await ScriptedModelServer.start();
+  const dir = mkdtempSync(join(tmpdir(), 'rift-bench-semantic-'));
+  try {
+    for (const name of readdirSync(tsLib)) if (/^lib\..*\.d\.ts$/.test(name)) cpSync(join(tsLib, name), join(dir, name));
+    writeFileSync(join(dir, 'rift.toml'), `[search.semantic]\nenabled = true\nmodel = "toy"\nurl = "${server.url}"\n`);
+    const engine = await Engine.open(dir, { watch: false });
+    try {
+      const t0 = performance.now();
+      await engine.build();
+      const built = performance.now() - t0;
+      await engine.semantic.idle();
+      const prepared = performance.now() - t0 - built;
+      const texts = server.embeddedTexts().length;
+      const requests = server.requests.length;
+      appendFileSync(join(dir, 'lib.es2023.array.d.ts'), '\ninterface Array<T> {\n  /** Added by the benchmark. */\n  benchmarkAdded(): T;\n}\n');
+      const t1 = performance.now();
+      await engine.indexer.refresh(['lib.es2023.array.d.ts']);
+      await engine.semantic.idle();
+      const again = performance.now() - t1;
+      const reembedded = server.embeddedTexts().length - texts;
+      const ms = [] as number[];
+      for (const q of TSLIB_SET) {
+        const started = performance.now();
+        await engine.search.search({ query: q.query, limit: K });
+        ms.push(performance.now() - started);
+      }
+      ms.sort((a, b) => a - b);
+      return [
+        'Semantic tier overhead (scripted model server on 127.0.0.1, toy 8-dimension vectors answered at once; no real embedding model is reachable here, so no relevance with the semantic tier is reported):',
+        '',
+        '| measure | value |',
+        '|---|---|',
+        `| TypeScript lib tree: cold index build | ${fmtMs(built)} |`,
+        `| then preparing every declaration (${texts} texts in ${requests} requests of ≤ 32) | ${fmtMs(prepared)} (${Math.round(texts / (prepared / 1000))} declarations/s) |`,
+        `| one edited file (one declaration added): refresh + re-embedding | ${fmtMs(again)}, ${reembedded} text(s) embedded |`,
+        `| \`search\` with the semantic lane (the tslib queries, one query embedding each): p50 / p95 | ${fmtMs(percentile(ms, 50))} / ${fmtMs(percentile(ms, 95))} |`,
+      ].join('\n');
+    } finally {
+      await engine.close();
+    }
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function openTree(given: string | undefined, fill: (dir: string) => void): Promise<{ engine: Engine; dir: string; temp: boolean; buildMs: number }> {
   const dir = given ?? mkdtempSync(join(tmpdir(), 'rift-bench-ranking-'));
   if (!given) fill(dir);
@@ -228,10 +283,11 @@ async function main(): Promise<void> {
     await ts.engine.close();
     if (ts.temp) rmSync(ts.dir, { recursive: true, force: true });
   }
+  const semantic = await semanticOverhead(tsLib);
   const meta = [
     `Run ${new Date().toISOString().slice(0, 10)} on ${cpus()[0]?.model.trim() ?? 'unknown CPU'} (${availableParallelism()} cores, load ${load0.toFixed(1)} at start). Trees: ${trees.join('; ')}.`,
   ];
-  const body = render(runs, meta);
+  const body = `${render(runs, meta)}\n\n${semantic}`;
   if (MISSES) for (const r of runs) for (const s of r.rift) console.error(`${r.name}\t${s.rank}\t${s.query.kind}\t${s.query.query}\t${s.top.slice(0, 3).map(label).join(', ')}`);
   console.log(body);
   if (WRITE) writeSection(DOC, HEADING, body);

@@ -42,7 +42,7 @@ interface Entry {
 }
 
 /** Calls one embedding API; rejects with a message naming what failed. */
-async function embed(config: SearchSemanticConfig, texts: readonly string[]): Promise<Float32Array[]> {
+async function embed(config: SearchSemanticConfig, texts: readonly string[], stop: AbortSignal): Promise<Float32Array[]> {
   const model = config.model ?? DEFAULT_EMBEDDING_MODEL;
   const url = `${config.url}${config.provider === 'ollama' ? '/api/embed' : '/v1/embeddings'}`;
   let res: Response;
@@ -51,7 +51,7 @@ async function embed(config: SearchSemanticConfig, texts: readonly string[]): Pr
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model, input: texts }),
-      signal: AbortSignal.timeout(EMBED_TIMEOUT_MS),
+      signal: AbortSignal.any([AbortSignal.timeout(EMBED_TIMEOUT_MS), stop]),
     });
   } catch (e) {
     const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
@@ -94,6 +94,8 @@ export class SemanticTier {
   private running: Promise<void> | null = null;
   private again = false;
   private closed = false;
+  /** Aborts the request in flight when the tier closes, so closing never waits on a slow server. */
+  private readonly stop = new AbortController();
   private progress = { prepared: 0, total: 0 };
 
   constructor(
@@ -123,7 +125,7 @@ export class SemanticTier {
           await this.prepare();
         } while (this.again && !this.closed && this.unavailable === null);
       } catch (e) {
-        this.fail((e as Error).message);
+        if (!this.closed) this.fail((e as Error).message);
       } finally {
         this.running = null;
       }
@@ -145,9 +147,9 @@ export class SemanticTier {
     if (this.entries.length === 0 && !this.running) this.schedule();
     let q: Float32Array;
     try {
-      [q] = await embed(config, [query]);
+      [q] = await embed(config, [query], this.stop.signal);
     } catch (e) {
-      this.fail((e as Error).message);
+      if (!this.closed) this.fail((e as Error).message);
       return null;
     }
     const scored: SemanticHit[] = [];
@@ -163,6 +165,7 @@ export class SemanticTier {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.stop.abort();
     await this.idle().catch(() => undefined);
     this.db?.close();
     this.db = null;
@@ -219,7 +222,7 @@ export class SemanticTier {
     const insert = db.prepare(`INSERT OR REPLACE INTO vectors (model, digest, vector) VALUES (?, ?, ?)`);
     const batch: Array<[string, string]> = [];
     const flush = async () => {
-      const vectors = await embed(config, batch.map(([, text]) => text));
+      const vectors = await embed(config, batch.map(([, text]) => text), this.stop.signal);
       db.transaction(() => {
         batch.forEach(([digest], i) => {
           insert.run(model, digest, Buffer.from(vectors[i].buffer));
