@@ -113,3 +113,11 @@ export const REVISION_SNAPSHOT_BYTES_MAX = 512 * 1024 * 1024;
 export const REVISION_BLOBS_MAX = 200_000;
 /** Bytes of parsed blobs kept for reuse across revisions. */
 export const REVISION_BLOB_BYTES_MAX = 512 * 1024 * 1024;
+/** Declarations sent to the embedding server in one request while the semantic tier prepares. */
+export const SEMANTIC_BATCH_SIZE = 32;
+/** Bytes of a declaration's source (from its start) that its embedded text carries. */
+export const SEMANTIC_TEXT_BYTES_MAX = 2048;
+/** Declarations the semantic lane hands to fusion per query. */
+export const SEMANTIC_CANDIDATES_MAX = 100;
+/** How long one embedding request may take before the tier is declared unavailable. */
+export const EMBED_TIMEOUT_MS = 60_000;

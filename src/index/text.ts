@@ -45,6 +45,8 @@ export interface QueryWord {
   text: string;
   /** Its FTS tokens. */
   tokens: string[];
+  /** Indexed tokens sharing a prose word's stem (`rotating`, `rotation` for `rotate`), when looked up. */
+  variants?: string[];
 }
 
 /** Query words: whitespace-separated, each with at least one token; duplicates dropped. */
@@ -75,6 +77,46 @@ export function phrase(word: QueryWord, column?: string): string {
 /** `w1 OR w2 …`: a unit carrying any word matches (spec: multi-word queries match any term). */
 export function anyOf(words: readonly QueryWord[], column?: string): string {
   return words.map((w) => phrase(w, column)).join(' OR ');
+}
+
+// Prose words are stemmed at query time: a plain lowercase word also matches the indexed
+// tokens that are its stem plus a common suffix (`rotate` → `rotating`, `rotation`), so the index keeps one tokenization for code and prose and identifiers are
+// never stemmed. The variants are looked up in the index's vocabulary (index/search.ts), not
+// matched as FTS5 prefixes, which would scan every token with the prefix on every query.
+const PROSE_WORD = /^[a-z]+$/;
+/** Suffixes stripped to find a stem, longest first. */
+const SUFFIXES = ['ational', 'ization', 'ations', 'ation', 'ments', 'ement', 'ities', 'iness', 'ingly', 'ings', 'ness', 'ment', 'ions', 'ies', 'ing', 'ion', 'ity', 'ers', 'ied', 'ed', 'es', 'er', 'ly', 'al', 'e', 's', 'y'];
+/** Suffixes a stem takes back (`rotat` → `rotate`, `rotation`, `rotating`, …). */
+const INFLECTIONS = ['', 'e', 's', 'es', 'ed', 'er', 'ers', 'ing', 'ings', 'ion', 'ions', 'ation', 'ations', 'or', 'ors', 'y', 'ies', 'ied', 'ly', 'al', 'ally', 'ment', 'ments', 'ive'];
+
+/** Every spelling of a stem with one of INFLECTIONS, to be checked against the index's vocabulary. */
+export function stemVariants(stem: string): string[] {
+  return INFLECTIONS.map((s) => stem + s);
+}
+
+/** A stem shorter than this matches too many unrelated tokens to help (`us*`, `ad*`). */
+const STEM_MIN = 4;
+
+/** The stem of a plain prose word, or null when it has none worth a prefix match. */
+export function proseStem(word: QueryWord): string | null {
+  if (word.tokens.length !== 1 || !PROSE_WORD.test(word.text)) return null;
+  const w = word.tokens[0];
+  for (const suffix of SUFFIXES) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= STEM_MIN) return w.slice(0, -suffix.length);
+  }
+  return w.length >= STEM_MIN + 1 ? w : null;
+}
+
+/** The FTS5 expression matching a word or any of its stem's `variants` (indexed tokens). */
+export function stemmed(word: QueryWord, column?: string): string {
+  if (!word.variants || word.variants.length === 0) return phrase(word, column);
+  const p = `(${[word.tokens[0], ...word.variants].map((t) => `"${t}"`).join(' OR ')})`;
+  return column ? `{${column}} : ${p}` : p;
+}
+
+/** `anyOf` with prose words stemmed. */
+export function anyStemmed(words: readonly QueryWord[], column?: string): string {
+  return words.map((w) => stemmed(w, column)).join(' OR ');
 }
 
 export interface Chunk {

@@ -5,6 +5,7 @@ import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
 import { RevisionIndex } from '../index/revision.ts';
+import { SemanticTier } from '../index/semantic.ts';
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
@@ -31,6 +32,8 @@ export class Engine {
     readonly gate: ReadGate,
     readonly map: MapService,
     readonly workspace: WorkspaceService,
+    /** Background vectors for `search` when `[search.semantic]` is enabled. */
+    readonly semantic: SemanticTier,
   ) {}
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
@@ -41,9 +44,12 @@ export class Engine {
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(config, indexer, new RevisionIndex(root, store));
+    const semantic = new SemanticTier(root, store, () => config.current().config.search.semantic);
+    // Every published batch may hold declarations without vectors.
+    indexer.onPublish(() => semantic.schedule());
     const engine = new Engine(
-      root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer),
-      gate, new MapService(root, indexer), new WorkspaceService(config, indexer),
+      root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer, semantic), new ChangeService(root, config, indexer),
+      gate, new MapService(root, indexer), new WorkspaceService(config, indexer), semantic,
     );
     if (options.watch) await indexer.watch();
     return engine;
@@ -65,6 +71,7 @@ export class Engine {
   async close(): Promise<void> {
     this.map.close();
     this.gate.revisions.close();
+    await this.semantic.close();
     await this.indexer.close();
   }
 }

@@ -10,16 +10,18 @@ import { walkWorkspace } from '../workspace/walk.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { Store } from '../index/store.ts';
 import { runParseItem } from '../index/parse-job.ts';
-import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lanes } from '../index/search.ts';
+import { identifierLanes, rankedLanes, semanticLane, type FileHitRow, type LaneQuery, type Lanes } from '../index/search.ts';
+import type { SemanticTier } from '../index/semantic.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
-import { fuse, joinWalk, meaningfulWords, type Source, type Unit } from '../index/rank.ts';
+import { fuse, identifierWordsOf, joinWalk, meaningfulWords, type Source, type Unit } from '../index/rank.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
 import { symbolRecord } from './read-service.ts';
 import { checkTraversal, walkTraversal } from './traversal.ts';
 
 // search: one ranked answer over declaration names, declaration sources and file
-// contents. This service checks the request, gathers the lanes of the index (and of the
-// on-demand store `force_include` fills), has index/rank.ts fuse them into one total order,
+// contents, and (with [search.semantic]) the declarations nearest the query's meaning. This
+// service checks the request, gathers the lanes of the index (and of the on-demand store
+// `force_include` fills) and the semantic tier's, has index/rank.ts fuse them into one order,
 // pages it and shapes each hit. Narrowing by paths happens inside every lane, before scoring,
 // so a smaller limit is always a prefix of a larger one.
 
@@ -30,6 +32,7 @@ export class SearchService {
     private readonly root: string,
     private readonly gate: ReadGate,
     private readonly indexer: Indexer,
+    private readonly semantic: SemanticTier,
   ) {}
 
   async search(input: SearchInput): Promise<SearchResult> {
@@ -54,10 +57,10 @@ export class SearchService {
 
     const includeSet = new GlobSet(selectors.include);
     const excludeSet = new GlobSet(selectors.exclude);
-    const identifierWords = queryWords(literal);
+    const allWords = queryWords(literal);
     const q: LaneQuery = {
-      words: meaningfulWords(identifierWords),
-      identifierWords,
+      words: meaningfulWords(allWords),
+      identifierWords: identifierWordsOf(allWords),
       literal,
       pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
       symbols: target !== 'file',
@@ -67,6 +70,12 @@ export class SearchService {
     const forced = selectors.force.length > 0 ? await this.forcedStore(config, selectors.force) : null;
 
     const warnings: ReadWarning[] = [];
+    // The semantic tier answers for the working tree's declarations only. Its state is taken
+    // before the query is embedded: vectors that land meanwhile may help the answer, but the
+    // warning never claims more than the answer was sure to have.
+    const preparing = semanticWarnings(this.semantic, false);
+    const nearest = input.query !== undefined && input.rev === undefined && target !== 'file' ? await this.semantic.nearest(literal) : null;
+    warnings.push(...semanticWarnings(this.semantic, true), ...preparing);
     // Synchronous from here: the walk and the lanes read one committed state of the store.
     const walked = traversal === null ? null : walkTraversal(this.indexer, config, traversal, input.traversal!);
     if (walked) warnings.push(...walked.warnings);
@@ -82,9 +91,10 @@ export class SearchService {
       } catch (err) {
         if (tag === 'i') warnings.push(lexicalUnavailable(`the full-text tier failed to load: ${(err as Error).message}`));
       }
-      sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) } });
+      const semantic = tag === 'i' && nearest ? semanticLane(store, nearest, q.pathOk) : [];
+      sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q), semantic } });
     }
-    const units = fuse(sources, literal);
+    const units = fuse(sources, literal, q.words.length);
     if (walked && target !== 'file') joinWalk(units, walked.hits.filter((h) => q.pathOk(h.row.path)), this.indexer.store, input.query === undefined);
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
@@ -131,6 +141,23 @@ function checkPatterns(patterns: readonly string[] | undefined): string[] {
     if (violation) throw invalidField('paths', violation);
   }
   return [...(patterns ?? [])];
+}
+
+/** What the semantic tier says about itself: `unavailable` selects which of its two warnings. */
+function semanticWarnings(tier: SemanticTier, unavailable: boolean): ReadWarning[] {
+  const status = tier.status();
+  if (status.kind === 'unavailable' && unavailable) {
+    return [{ kind: 'semantic_ranking_unavailable', message: `semantic ranking is unavailable for the life of this server: ${status.reason}`, reason: status.reason }];
+  }
+  if (status.kind === 'preparing' && !unavailable) {
+    return [{
+      kind: 'semantic_index_preparing',
+      message: `semantic ranking is still being built: ${status.prepared} of ${status.total} declarations carry a vector`,
+      prepared: status.prepared,
+      total: status.total,
+    }];
+  }
+  return [];
 }
 
 function lexicalUnavailable(reason: string): ReadWarning {
