@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
+import { Lane } from '../core/lane.ts';
 import { treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
@@ -92,7 +93,7 @@ export class Indexer {
   private visibility: Visibility | null = null;
   private selection: Selection | null = null;
   private pool: WorkerPool | null = null;
-  private lane: Promise<unknown> = Promise.resolve();
+  private readonly lane = new Lane();
   private readonly pending = new Set<string>();
   private readonly inflight = new Set<string>();
   private policyDirty = false;
@@ -158,9 +159,7 @@ export class Indexer {
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.lane.then(work, work);
-    this.lane = run.catch(() => undefined);
-    return run;
+    return this.lane.run(work);
   }
 
   private async reconcile(onProgress?: (p: BuildProgress) => void): Promise<BuildStats> {
@@ -404,14 +403,14 @@ export class Indexer {
   async settle(): Promise<void> {
     while (this.timer || this.pending.size > 0 || this.inflight.size > 0) {
       await new Promise((r) => setTimeout(r, 5));
-      await this.lane;
+      await this.lane.idle();
     }
   }
 
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     await this.watcher?.close();
-    await this.lane;
+    await this.lane.idle();
     await this.pool?.close();
     this.store.close();
   }

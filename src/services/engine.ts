@@ -37,7 +37,9 @@ export class Engine {
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(root, config, indexer);
-    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer));
+    const change = new ChangeService(root, config, indexer);
+    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), change);
+    await change.recoverAtStart();
     if (options.watch) await indexer.watch();
     return engine;
   }
@@ -56,6 +58,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.change.close();
     await this.indexer.close();
   }
 }
