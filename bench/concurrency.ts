@@ -10,14 +10,11 @@
 // Writes the `## Concurrency (bench/concurrency.ts)` section of docs/benchmarks.md and prints it.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { fmtMs, percentile, writeSection } from './lib.ts';
+import { fileURLToPath } from 'node:url';
+import { connectRift, fmtMs, percentile, writeSection, type RiftClient } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -41,30 +38,14 @@ function makeTree(dir: string): void {
 }
 
 interface Caller {
-  call(name: string, args: Record<string, unknown>): Promise<{ status: string; reason?: string }>;
+  call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
-interface Server extends Caller {
-  close(): Promise<void>;
-}
-
-async function startServer(dir: string): Promise<Server> {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', tsx, join(ROOT, 'src/cli/entry.ts'), 'mcp'],
-    cwd: dir,
-    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
-    stderr: 'ignore',
-  });
-  const client = new Client({ name: 'bench', version: '0' });
-  await client.connect(transport);
+async function startServer(dir: string): Promise<RiftClient> {
+  const rift = await connectRift(dir);
   // The first read waits for the index build, so timing starts on a ready server.
-  await client.callTool({ name: 'get_symbol', arguments: { name: 'anchor', include: [] } });
-  return {
-    call: async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent as { status: string; reason?: string },
-    close: () => client.close(),
-  };
+  await rift.call('get_symbol', { name: 'anchor', include: [] });
+  return rift;
 }
 
 interface Tally {
@@ -80,7 +61,7 @@ async function write(dir: string, caller: Caller, tag: string, tally: Tally): Pr
     for (let attempt = 1; ; attempt++) {
       if (attempt > ATTEMPTS) throw new Error(`${tag}: change ${k} never applied`);
       const started = performance.now();
-      let r;
+      let r: Record<string, unknown>;
       if (k % 2 === 0) {
         r = await caller.call('insert_symbol', { anchor: ANCHOR, position: 'after', body: `def ${tag}_${k}():\n    pass` });
       } else {

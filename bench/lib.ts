@@ -1,10 +1,14 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// Small helpers shared by the benchmarks in bench/: timed child processes, percentiles,
-// a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
+// Small helpers shared by the benchmarks in bench/: timed child processes, a `rift mcp` client,
+// percentiles, a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
 
 export const TIME_BIN = '/usr/bin/time';
 
@@ -135,4 +139,30 @@ export function fmtMs(ms: number): string {
 
 export function fmtMb(kb: number | null): string {
   return kb === null ? 'n/a' : `${(kb / 1024).toFixed(0)} MB`;
+}
+
+export interface RiftClient {
+  client: Client;
+  /** A tool call's structured result. */
+  call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** Starts `rift mcp` on `dir` over stdio (from source, through tsx) and connects a client. */
+export async function connectRift(dir: string): Promise<RiftClient> {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', tsx, fileURLToPath(new URL('../src/cli/entry.ts', import.meta.url)), 'mcp'],
+    cwd: dir,
+    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'bench', version: '0' });
+  await client.connect(transport);
+  return {
+    client,
+    call: async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent as Record<string, unknown>,
+    close: () => client.close(),
+  };
 }

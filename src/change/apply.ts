@@ -7,6 +7,7 @@ import { log } from '../core/log.ts';
 import type { HookConfig } from '../config/workspace-config.ts';
 import { sourcePolicy } from '../index/indexer.ts';
 import type { ChangeResult, ChangeWarning, Diagnostic, FileChange, GuaranteeEvidence } from '../protocol/change.ts';
+import { initSyntax } from '../syntax/runtime.ts';
 import { classifyBytes } from '../workspace/read.ts';
 import { openInside, readBounded } from '../workspace/safe-open.ts';
 import { Visibility } from '../workspace/visibility.ts';
@@ -120,6 +121,7 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   });
 
   const selection = ctx.indexer.currentSelection();
+  if (changed.some((p) => finals.get(p) && selection.syntaxLanguage(p))) await initSyntax();
   const findings: Diagnostic[] = [];
   for (const path of changed) {
     const after = finals.get(path);

@@ -330,7 +330,8 @@ export class Indexer {
         await this.reconcile();
         return;
       }
-      await initSyntax();
+      // Grammars load only when a path needs parsing (a change to a text file loads none).
+      if (paths.some((p) => this.selection!.syntaxLanguage(p))) await initSyntax();
       this.applyPaths([...paths].sort());
     });
   }

@@ -141,7 +141,7 @@ export class ChangeService {
 
   removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node));
+    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node), true);
   }
 
   patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -158,11 +158,12 @@ export class ChangeService {
     return this.run('move_file', options, (ctx) => planMove(ctx, path, destination));
   }
 
-  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan): Promise<ChangeResult> {
+  /** `parses`: the plan itself parses (finding a node's declaration), so the grammars load first. */
+  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan, parses = false): Promise<ChangeResult> {
     const deadline = performance.now() + this.budgetMs;
     const accepted = this.config.current();
     await this.indexer.ensureBuilt(accepted.config);
-    await initSyntax();
+    if (parses) await initSyntax();
     const hooks = accepted.config.hooks;
     const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
     if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });

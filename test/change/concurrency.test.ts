@@ -1,13 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
-import { tempDir, useModelServer } from '../support/agent-harness.ts';
+import { runRift, tempDir, useModelServer } from '../support/agent-harness.ts';
 import { ollamaReply } from '../support/model-server.ts';
 
 // Many processes, one tree (issue 10): two `rift mcp` servers and a headless `rift -p` agent
@@ -16,8 +13,6 @@ import { ollamaReply } from '../support/model-server.ts';
 // replacements — because every process takes the same tree lock around resolve → verify →
 // publish and resolves against what the others published.
 
-const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const ROUNDS = 30;
 const AGENT_EDITS = 8;
 const ATTEMPTS = 200;
@@ -47,22 +42,6 @@ async function insert(rift: RiftMcp, body: string): Promise<void> {
   throw new Error(`insert never applied: ${body}`);
 }
 
-function riftPrompt(cwd: string, home: string, url: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, ENTRY, '-p', 'bump agent_fn', '--json', '--host', url, '--model', 'test-model'], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe('many processes, one tree', () => {
   const { server } = useModelServer();
 
@@ -83,7 +62,7 @@ describe('many processes, one tree', () => {
         }
         return attempts;
       };
-      const [agent, attemptsA, attemptsB] = await Promise.all([riftPrompt(root, home, server.url), actor(a, 'a'), actor(b, 'b')]);
+      const [agent, attemptsA, attemptsB] = await Promise.all([runRift(['-p', 'bump agent_fn', '--json', '--host', server.url, '--model', 'test-model'], root, home), actor(a, 'a'), actor(b, 'b')]);
       assert.equal(agent.code, 0, agent.stderr);
       const results = agent.stdout
         .trim()

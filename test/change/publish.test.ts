@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest8 } from '../../src/core/digest.ts';
-import { Publication, type FileWrite } from '../../src/change/publish.ts';
+import { Publication } from '../../src/change/publish.ts';
+import { fileWrite } from './fixtures/file-write.ts';
 import { lineStats } from '../../src/change/line-stats.ts';
 import { removalRange, reindent } from '../../src/change/layout.ts';
 import { isRefusal } from '../../src/change/refusal.ts';
@@ -11,13 +12,7 @@ import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // Publication (reference F.10 rules 105–106) and the pieces the change pipeline counts with.
 
-const w = (target: string, before: string | null, after: string | null): FileWrite => ({
-  target,
-  before: before === null ? null : Buffer.from(before),
-  after: after === null ? null : Buffer.from(after),
-  mode: null,
-  link: false,
-});
+const w = fileWrite;
 
 describe('publish', () => {
   test('a failure part-way restores every file already published, deletions and creations included', () => {
