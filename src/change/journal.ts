@@ -111,10 +111,13 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Kills every process tagged with `id` (transform hooks of a dead change, and what they
  * started), so none writes after the rollback. Linux: the tag is read from /proc/<pid>/environ.
+ * Done only after two scans a moment apart find none: a hook caught between fork and exec
+ * shows its parent's environment until it execs.
  */
 async function killTagged(id: string): Promise<void> {
   const tag = Buffer.from(`${CHANGE_TAG}=${id}\0`);
-  for (let round = 0; round < 50; round++) {
+  let quiet = 0;
+  for (let round = 0; round < 50 && quiet < 2; round++) {
     let names: string[];
     try {
       names = readdirSync('/proc');
@@ -139,7 +142,7 @@ async function killTagged(id: string): Promise<void> {
         // already gone
       }
     }
-    if (found === 0) return;
+    quiet = found === 0 ? quiet + 1 : 0;
     await pause(10);
   }
 }
@@ -224,10 +227,23 @@ export function hasInterruptedChanges(rootPath: string): boolean {
  */
 export async function recoverChanges(rootPath: string): Promise<string[]> {
   if (!hasInterruptedChanges(rootPath)) return [];
-  const root = DirHandle.open(rootPath);
+  let root: DirHandle;
+  let changes: DirHandle | null;
+  try {
+    root = DirHandle.open(rootPath);
+  } catch (e) {
+    // The change that follows meets the same disk and reports it; recovery is tried again then.
+    log('error', 'change.journal', 'cannot open the workspace to recover interrupted changes', { io: (e as NodeJS.ErrnoException).code ?? 'error' });
+    return [];
+  }
   const touched: string[] = [];
   try {
-    const changes = openChangesDir(root, false);
+    try {
+      changes = openChangesDir(root, false);
+    } catch (e) {
+      log('error', 'change.journal', 'cannot open .rift/changes to recover interrupted changes', { io: (e as NodeJS.ErrnoException).code ?? 'error' });
+      return [];
+    }
     if (!changes) return [];
     try {
       for (const id of changes.list()) {

@@ -254,7 +254,11 @@ export class Publication {
   hooksStarting(): Record<string, string> {
     if (this.intent!.phase !== 'hooks') {
       this.intent = { ...this.intent!, phase: 'hooks' };
-      writeIntent(this.stage!, this.intent);
+      try {
+        writeIntent(this.stage!, this.intent);
+      } catch (e) {
+        throw storageFailure(CHANGES_DIR, e);
+      }
     }
     return { [CHANGE_TAG]: this.id };
   }
