@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { RiftError, storageFailure } from '../core/errors.ts';
 import { Lane } from '../core/lane.ts';
 import { CHANGE_LOCK_BACKOFF_MAX_MS, CHANGE_LOG_ENTRIES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
+import { ensureStateDir } from '../workspace/state-dir.ts';
 
 // One writer per tree across every rift process (issue 10; spec "Changes": changes to one tree
 // apply one after the other). Inside a process a FIFO lane orders the changes; across
@@ -113,7 +113,7 @@ export class TreeLock {
   private connection(): Database.Database {
     if (this.db) return this.db;
     try {
-      mkdirSync(join(this.root, '.rift'), { recursive: true });
+      ensureStateDir(this.root);
       const db = new Database(join(this.root, LOCK_FILE), { timeout: 0 });
       // The log need not survive a power cut (a lost entry only delays another index), so no fsync per change.
       db.pragma('synchronous = NORMAL');

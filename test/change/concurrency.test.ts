@@ -52,7 +52,8 @@ describe('many processes, one tree', () => {
       ollamaReply({ toolCalls: [{ name: 'replace_symbol', arguments: { symbol: 'rift://symbol/python/list.py/agent_fn', body: `def agent_fn():\n    return ${i + 1}` } }] }),
     );
     server.script(...steps, ollamaReply({ content: 'bumped' }));
-    const [a, b] = await Promise.all([startRift(root), startRift(root)]);
+    // Standalone: each server is its own process (by default `rift mcp` proxies to one shared server).
+    const [a, b] = await Promise.all([startRift(root, {}, { standalone: true }), startRift(root, {}, { standalone: true })]);
     try {
       const actor = async (rift: RiftMcp, tag: string) => {
         let attempts = 0;

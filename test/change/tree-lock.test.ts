@@ -80,7 +80,7 @@ describe('tree lock', () => {
     });
     let holder: ChildProcess | null = null;
     let hookPid = 0;
-    const rift = await startRift(root, { RIFT_CHANGE_LOCK_WAIT_MS: '400', PATH });
+    const rift = await startRift(root, { RIFT_CHANGE_LOCK_WAIT_MS: '400', PATH }, { standalone: true });
     try {
       holder = spawn(process.execPath, [fixture('hold-change'), root, '--- a/held.txt\n+++ b/held.txt\n@@ -1 +1 @@\n-old\n+new\n'], { stdio: 'ignore', env: { ...process.env, PATH, RIFT_LOG: 'error' } });
       hookPid = await eventually(() => (existsSync(marker) ? Number(readFileSync(marker, 'utf8')) || undefined : undefined), 60_000);
