@@ -14,12 +14,13 @@ import { DirHandle } from '../workspace/safe-open.ts';
 //   holds only extra links and staged copies, and goes;
 // - an intent record: the change is rolled back — each file still holding its new bytes (or,
 //   once transform hooks ran, any bytes but its old ones) gets its original back, created
-//   directories are removed, and hooks the dead process started are killed first. A file that
-//   holds neither its old nor its new bytes was changed by someone else since, and is left as
-//   found. Then the directory goes.
+//   directories are removed, and hooks the dead process started are killed first. Then the
+//   directory goes.
 //
-// Nothing is deleted that might be the only copy of a file: a directory whose intent record
-// cannot be read, or whose rollback failed part-way, stays for an operator.
+// Nothing is deleted that might be the only copy of a file. A file holding neither its old nor
+// its new bytes (someone wrote it since, or a power cut lost a staged file's data) is left as
+// found, and the directory — its originals included — is kept as `<id>.kept` for an operator;
+// so is one whose rollback failed part-way. One whose intent record cannot be read stays as it is.
 
 export const CHANGES_DIR = join('.rift', 'changes');
 export const INTENT_FILE = 'intent.json';
@@ -106,6 +107,16 @@ function readIntent(stage: DirHandle): Intent | null | 'unreadable' {
   }
 }
 
+/** Sets a change directory aside as `<id>.kept`, where recovery no longer looks. */
+function keepForOperator(changes: DirHandle, id: string): void {
+  try {
+    renameSync(changes.entry(id), changes.entry(`${id}${KEPT_SUFFIX}`));
+    log('error', 'change.journal', 'an interrupted change could not be rolled back whole; its originals are kept', { dir: `${CHANGES_DIR}/${id}${KEPT_SUFFIX}` });
+  } catch (e) {
+    log('error', 'change.journal', 'could not set an interrupted change aside', { change: id, io: (e as NodeJS.ErrnoException).code ?? 'error' });
+  }
+}
+
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -151,10 +162,19 @@ function digestOf(state: ReturnType<DirHandle['look']>): string | null {
   return state.kind === 'file' && state.bytes !== null ? sha256Hex(state.bytes) : null;
 }
 
-/** Rolls one change back from its intent record; the paths it restored, or null when a step failed. */
-function rollBack(root: DirHandle, stage: DirHandle, id: string, intent: Intent): string[] | null {
+/** What a rollback did: the paths it restored, and whether the change's directory must be kept. */
+interface Rollback {
+  restored: string[];
+  keep: boolean;
+}
+
+/** Suffix of a change directory kept for an operator; recovery passes over it. */
+export const KEPT_SUFFIX = '.kept';
+
+/** Rolls one change back from its intent record. */
+function rollBack(root: DirHandle, stage: DirHandle, id: string, intent: Intent): Rollback {
   const restored: string[] = [];
-  let failed = false;
+  let keep = false;
   for (const f of [...intent.files].reverse()) {
     let dir: DirHandle | null = null;
     try {
@@ -166,14 +186,15 @@ function rollBack(root: DirHandle, stage: DirHandle, id: string, intent: Intent)
       if (isBefore) continue;
       const isAfter = f.after_sha256 === null ? now.kind === 'absent' : digestOf(now) === f.after_sha256;
       if (now.kind === 'other' || (intent.phase === 'publish' && !isAfter)) {
-        log('warn', 'change.journal', 'file changed by someone else since the interrupted change; left as found', { change: id, path: f.target });
+        log('warn', 'change.journal', 'file holds neither its old nor its new bytes; left as found, originals kept', { change: id, path: f.target });
+        keep = true;
         continue;
       }
       if (f.before !== null) renameSync(stage.entry(f.before), dir.entry(name));
       else if (now.kind !== 'absent') unlinkSync(dir.entry(name));
       restored.push(f.target);
     } catch (e) {
-      failed = true;
+      keep = true;
       log('error', 'change.journal', 'could not restore a file of an interrupted change', { change: id, path: f.target, io: (e as NodeJS.ErrnoException).code ?? 'error' });
     } finally {
       dir?.close();
@@ -190,7 +211,7 @@ function rollBack(root: DirHandle, stage: DirHandle, id: string, intent: Intent)
       parent?.close();
     }
   }
-  return failed ? null : restored;
+  return { restored, keep };
 }
 
 /** The directory at project path `dir` through the root, created with its parents when asked; null when missing. */
@@ -212,10 +233,12 @@ function openDir(root: DirHandle, dir: string, create: boolean): DirHandle | nul
   return opened.length > 0 ? current : DirHandle.open(root.abs);
 }
 
-/** Whether any change directory exists (cheap; no lock needed to look). */
+const kept = (id: string) => id.endsWith(KEPT_SUFFIX);
+
+/** Whether any change directory waits for recovery (cheap; no lock needed to look). */
 export function hasInterruptedChanges(rootPath: string): boolean {
   try {
-    return readdirSync(join(rootPath, CHANGES_DIR)).length > 0;
+    return readdirSync(join(rootPath, CHANGES_DIR)).some((id) => !kept(id));
   } catch {
     return false;
   }
@@ -247,6 +270,7 @@ export async function recoverChanges(rootPath: string): Promise<string[]> {
     if (!changes) return [];
     try {
       for (const id of changes.list()) {
+        if (kept(id)) continue;
         let stage: DirHandle;
         try {
           stage = changes.child(id, false);
@@ -261,10 +285,13 @@ export async function recoverChanges(rootPath: string): Promise<string[]> {
           }
           if (intent !== null) {
             if (intent.phase === 'hooks') await killTagged(id);
-            const restored = rollBack(root, stage, id, intent);
-            if (restored === null) continue;
+            const { restored, keep } = rollBack(root, stage, id, intent);
             touched.push(...restored);
             log('warn', 'change.journal', 'rolled back an interrupted change', { change: id, files: restored.length });
+            if (keep) {
+              keepForOperator(changes, id);
+              continue;
+            }
           }
           removeChangeDir(changes, stage, id);
         } finally {

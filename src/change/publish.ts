@@ -14,7 +14,9 @@ import { isRefusal, sourceChanged, type Address } from './refusal.ts';
 //      re-read every target through it: unless each still holds the bytes the resolution
 //      used, refuse `source_unchanged` (rule 106) — nothing has been written;
 //   2. in the change's own directory `.rift/changes/<id>/` stage the new bytes (`new-<k>`) and
-//      keep a hard link to each original (`old-<k>`), then write and fsync the intent record;
+//      keep a hard link to each original (`old-<k>`), then write and fsync the intent record
+//      (only it: a kill needs no fsync at all, and after a power cut a staged file that did not
+//      reach the disk is caught by recovery, which then keeps the originals — journal.ts);
 //   3. create missing parent directories, check every directory still sits where it was
 //      opened, rename each staged file into place (a deletion unlinks; its bytes stay in
 //      `old-<k>`), and check again: a directory moved underneath rolls the change back and
@@ -68,13 +70,14 @@ interface Entry {
   done: boolean;
 }
 
-function writeFileAt(dir: DirHandle, name: string, bytes: Buffer, mode: number | null): void {
+/** `durable`: fsynced, for a copy that may become a file's only one. */
+function writeFileAt(dir: DirHandle, name: string, bytes: Buffer, mode: number | null, durable: boolean): void {
   const fd = openSync(dir.entry(name), CREATE_FLAGS, 0o666);
   try {
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
     if (mode !== null) fchmodSync(fd, mode);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
@@ -185,7 +188,7 @@ export class Publication {
         const w = e.write;
         if (w.after !== null) {
           e.staged = `new-${k}`;
-          writeFileAt(this.stage!, e.staged, w.after, w.mode);
+          writeFileAt(this.stage!, e.staged, w.after, w.mode, false);
         }
         if (w.before !== null || w.link) {
           e.backup = `old-${k}`;
@@ -213,7 +216,7 @@ export class Publication {
       if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EMLINK' && code !== 'EXDEV') throw err;
     }
     if (e.write.link) symlinkSync(readlinkSync(at), this.stage!.entry(backup));
-    else writeFileAt(this.stage!, backup, e.write.before!, e.write.mode);
+    else writeFileAt(this.stage!, backup, e.write.before!, e.write.mode, true);
   }
 
   private putInPlace(): void {

@@ -11,7 +11,7 @@ import { bundled } from '../support/bundle.ts';
 // The change journal (issue 10): a process killed at every step of a publication leaves an
 // intent record the next holder of the lock rolls back from — every file wholly old, created
 // directories gone, deleted files back — and recovery never deletes what may be a file's only
-// copy, nor bytes someone else wrote since.
+// copy, nor bytes someone else wrote since (it keeps the originals aside instead).
 
 const child = bundled(fileURLToPath(new URL('./fixtures/publish-steps.ts', import.meta.url)));
 const ORIGINAL = { 'a.txt': 'a0\n', 'b/old.txt': 'b0\n', 'd/e.txt': 'd0\n' };
@@ -56,12 +56,16 @@ describe('change journal', () => {
     });
   }
 
-  test('bytes someone else wrote after the kill are left as found; the rest rolls back', async () => {
+  test('bytes someone else wrote after the kill are left as found, the rest rolls back, and the originals are kept aside', async () => {
     const root = killedAt('3');
     try {
+      const [id] = changes(root);
       writeFileSync(join(root, 'a.txt'), 'edited by hand\n');
       await recoverChanges(root);
       assert.deepEqual(tree(root), { ...ORIGINAL, 'a.txt': 'edited by hand\n' });
+      assert.deepEqual(changes(root), [`${id}.kept`], 'the change directory is set aside for an operator, not deleted');
+      assert.equal(readFileSync(join(root, '.rift', 'changes', `${id}.kept`, 'old-0'), 'utf8'), 'a0\n', "a.txt's original is still there");
+      assert.deepEqual(await recoverChanges(root), [], 'a kept directory is not recovered again');
     } finally {
       removeWorkspace(root);
     }
