@@ -1,7 +1,8 @@
-// The concurrency benchmark (issue 10): N = 1, 2, 4, 8 `rift mcp` processes change one tree at
-// once — inserts beside one shared anchor and read-modify-write increments of one counter —
-// beside a single process serving the same N callers, and beside the peer: N shell loops
-// running `git apply` on the same increments, with and without `flock(1)` around each.
+// The concurrency benchmark (issue 10): N = 1, 2, 4, 8 processes change one tree at once —
+// inserts beside one shared anchor and read-modify-write increments of one counter — as N
+// standalone `rift mcp` servers (the tree lock serializes them), beside a single process serving
+// the same N callers, beside N `rift mcp` proxies to one shared server, and beside the peer: N
+// shell loops running `git apply` on the same increments, with and without `flock(1)` around each.
 // Reports throughput, per-request latency, retries, and lost updates (must be 0 for rift).
 //
 //   npx tsx bench/concurrency.ts [--quick]
@@ -41,8 +42,8 @@ interface Caller {
   call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
-async function startServer(dir: string): Promise<RiftClient> {
-  const rift = await connectRift(dir);
+async function startServer(dir: string, standalone: boolean): Promise<RiftClient> {
+  const rift = await connectRift(dir, { standalone });
   // The first read waits for the index build, so timing starts on a ready server.
   await rift.call('get_symbol', { name: 'anchor', include: [] });
   return rift;
@@ -99,19 +100,22 @@ function lostOn(dir: string, tally: Tally, tags: string[]): number {
   return tally.inserts - onDisk + (tally.increments - count);
 }
 
-/** `servers` rift processes, `callers` writers spread over them, all on one fresh tree. */
-async function runRift(label: string, servers: number, callers: number): Promise<Row> {
+/**
+ * `clients` `rift mcp` processes (each its own server when `standalone`, else proxies to the
+ * workspace's one shared server), `callers` writers spread over them, all on one fresh tree.
+ */
+async function runRift(label: string, clients: number, callers: number, standalone: boolean): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), 'rift-bench-conc-'));
   try {
     makeTree(dir);
-    const started = await Promise.all(Array.from({ length: servers }, () => startServer(dir)));
+    const started = await Promise.all(Array.from({ length: clients }, () => startServer(dir, standalone)));
     const tally: Tally = { latencies: [], retries: 0, inserts: 0, increments: 0 };
     const tags = Array.from({ length: callers }, (_, i) => `w${i}`);
     const t0 = performance.now();
-    await Promise.all(tags.map((tag, i) => write(dir, started[i % servers], tag, tally)));
+    await Promise.all(tags.map((tag, i) => write(dir, started[i % clients], tag, tally)));
     const wallMs = performance.now() - t0;
     await Promise.all(started.map((s) => s.close()));
-    return { label, processes: servers, callers, applied: tally.inserts + tally.increments, wallMs, latencies: tally.latencies, retries: tally.retries, lost: lostOn(dir, tally, tags) };
+    return { label, processes: standalone ? clients : clients + 1, callers, applied: tally.inserts + tally.increments, wallMs, latencies: tally.latencies, retries: tally.retries, lost: lostOn(dir, tally, tags) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -158,12 +162,14 @@ async function runPeer(processes: number, locked: boolean): Promise<Row> {
 async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const n of WRITERS) {
-    rows.push(await runRift(`rift: ${n} \`rift mcp\` process${n > 1 ? 'es' : ''}`, n, n));
-    if (n > 1) rows.push(await runRift(`rift: 1 process, ${n} callers`, 1, n));
+    rows.push(await runRift(`rift: ${n} standalone server${n > 1 ? 's' : ''}`, n, n, true));
+    if (n > 1) rows.push(await runRift(`rift: 1 standalone server, ${n} callers`, 1, n, true));
+    rows.push(await runRift(`rift: ${n} \`rift mcp\` proxies, one shared server`, n, n, false));
     rows.push(await runPeer(n, true));
     if (n > 1) rows.push(await runPeer(n, false));
   }
   const rev = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim();
+  const dirty = spawnSync('git', ['status', '--porcelain'], { cwd: ROOT }).stdout.toString().trim() !== '';
   const table = rows
     .map((r) => {
       const s = [...r.latencies].sort((a, b) => a - b);
@@ -174,9 +180,9 @@ async function main(): Promise<void> {
     })
     .join('\n');
   const lostTotal = rows.filter((r) => r.label.startsWith('rift')).reduce((a, r) => a + r.lost, 0);
-  const body = `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} with \`npx tsx bench/concurrency.ts${QUICK ? ' --quick' : ''}\`: ${cpus().length} cores, Node ${process.version}, rift at \`${rev}\` with uncommitted changes. Load average (1 min) ${loadavg()[0].toFixed(2)} at the end. Tree: \`shared.py\` (one anchor), \`counter.txt\` and ${OTHER_FILES} other Python files.
+  const body = `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} with \`npx tsx bench/concurrency.ts${QUICK ? ' --quick' : ''}\`: ${cpus().length} cores, Node ${process.version}, rift at \`${rev}\`${dirty ? ' with uncommitted changes' : ''}. Load average (1 min) ${loadavg()[0].toFixed(2)} at the end. Tree: \`shared.py\` (one anchor), \`counter.txt\` and ${OTHER_FILES} other Python files.
 
-Each writer applies ${PER_WRITER} changes to one tree: every other one an \`insert_symbol\` after the one shared anchor, the rest read-modify-write increments of \`count = N\` in \`counter.txt\` by \`patch\` (the writer reads the file, sends \`-count = N\` / \`+count = N+1\`; a patch against a stale read refuses \`unmet_precondition\` and is retried). With N processes each writer has its own \`rift mcp\` server (the multi-agent setup: stdio MCP runs one server per client); "1 process, N callers" sends the same N writers' requests concurrently to one server. Latency is per request (request to answer, retries counted as requests); throughput counts applied changes over the wall time of the whole run. Lost updates: applied inserts missing from \`shared.py\` plus applied increments missing from the final count.
+Each writer applies ${PER_WRITER} changes to one tree: every other one an \`insert_symbol\` after the one shared anchor, the rest read-modify-write increments of \`count = N\` in \`counter.txt\` by \`patch\` (the writer reads the file, sends \`-count = N\` / \`+count = N+1\`; a patch against a stale read refuses \`unmet_precondition\` and is retried). "N standalone servers" gives each writer a \`rift mcp --standalone\` process of its own: N processes change the tree, serialized by the tree lock (\`.rift/lock.db\`). "1 standalone server, N callers" sends the same N writers' requests concurrently to one process (its in-process lane only). "N \`rift mcp\` proxies" is the default set-up, where every \`rift mcp\` relays to the workspace's one shared \`rift server\` (N + 1 processes, one of them changing the tree). Latency is per request (request to answer, retries counted as requests); throughput counts applied changes over the wall time of the whole run. Lost updates: applied inserts missing from \`shared.py\` plus applied increments missing from the final count.
 
 The peer runs N shell loops of ${PER_WRITER} increments each through \`git apply\` (no index, no MCP, a process per step; a refused step is retried, and its lost updates are steps \`git apply\` accepted that the final count lacks): under \`flock(1)\` each read-modify-write is whole; without it, increments race.
 

@@ -148,12 +148,15 @@ export interface RiftClient {
   close(): Promise<void>;
 }
 
-/** Starts `rift mcp` on `dir` over stdio (from source, through tsx) and connects a client. */
-export async function connectRift(dir: string): Promise<RiftClient> {
+/**
+ * Starts `rift mcp` on `dir` over stdio (from source, through tsx) and connects a client: by
+ * default the proxy to the workspace's shared server, with `standalone` a server of its own.
+ */
+export async function connectRift(dir: string, opts: { standalone?: boolean } = {}): Promise<RiftClient> {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', tsx, fileURLToPath(new URL('../src/cli/entry.ts', import.meta.url)), 'mcp'],
+    args: ['--import', tsx, fileURLToPath(new URL('../src/cli/entry.ts', import.meta.url)), 'mcp', ...(opts.standalone ? ['--standalone'] : [])],
     cwd: dir,
     env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
     stderr: 'ignore',
