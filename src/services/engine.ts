@@ -1,8 +1,6 @@
-import { realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { RiftError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import { ConfigLoader } from '../config/loader.ts';
+import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
@@ -10,6 +8,8 @@ import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
 import { ChangeService } from './change-service.ts';
+import { MapService } from './map-service.ts';
+import { WorkspaceService } from './workspace-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -27,6 +27,9 @@ export class Engine {
     readonly read: ReadService,
     readonly search: SearchService,
     readonly change: ChangeService,
+    readonly gate: ReadGate,
+    readonly map: MapService,
+    readonly workspace: WorkspaceService,
   ) {}
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
@@ -38,7 +41,10 @@ export class Engine {
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(root, config, indexer);
     const change = new ChangeService(root, config, indexer);
-    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), change);
+    const engine = new Engine(
+      root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), change,
+      gate, new MapService(root, indexer), new WorkspaceService(config, indexer),
+    );
     await change.recoverAtStart();
     if (options.watch) await indexer.watch();
     return engine;
@@ -59,19 +65,7 @@ export class Engine {
 
   async close(): Promise<void> {
     await this.change.close();
+    this.map.close();
     await this.indexer.close();
-  }
-}
-
-export function canonicalRoot(workspace: string): string {
-  const abs = resolve(workspace);
-  try {
-    if (!statSync(abs).isDirectory()) throw new Error('not a directory');
-    return realpathSync(abs);
-  } catch {
-    throw new RiftError('resource_not_found', [
-      ['workspace', workspace],
-      ['requires', 'an existing directory'],
-    ]);
   }
 }
