@@ -59,6 +59,12 @@ export const CHANGE_LOCK_WAIT_MS = 30_000;
 export const CHANGE_LOCK_BACKOFF_MAX_MS = 16;
 /** Changes the tree's change log keeps so other processes can refresh what they missed. */
 export const CHANGE_LOG_ENTRIES_MAX = 4096;
+/**
+ * How long a write to `.rift/rift.db` waits while another rift process on the tree writes (the
+ * SQLite busy timeout) before it fails (a change then answers `storage_failure`, io SQLITE_BUSY):
+ * one write batch, or an end-of-build merge of a large tree, holds the database for seconds at most.
+ */
+export const STORE_BUSY_WAIT_MS = 30_000;
 
 // The terminal UI (src/tui).
 /** Prompts kept in the input history (Up/Down), across sessions. */

@@ -357,9 +357,13 @@ export class Indexer {
     return { updates, touches, drops };
   }
 
-  /** Store and graph writes of one batch land in one transaction. */
+  /**
+   * Store and graph writes of one batch land in one transaction. IMMEDIATE takes the write lock
+   * up front, waiting out other rift processes writing the same store: a deferred transaction
+   * that read first fails at once (SQLITE_BUSY, no wait) when another process wrote meanwhile.
+   */
   private transaction(work: () => void): void {
-    this.store.db.transaction(work)();
+    this.store.db.transaction(work).immediate();
   }
 
   /** Publishes what a long build has stored so far: readers waiting for it may answer now. */

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
-import { VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
 import { nameKey } from './text.ts';
@@ -154,7 +154,8 @@ export class Store {
       if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
       const ignore = join(dir, '.gitignore');
       if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
-      const db = new Database(join(dir, 'rift.db'));
+      // Other rift processes on the tree (standalone servers, the CLI) write this store too.
+      const db = new Database(join(dir, 'rift.db'), { timeout: STORE_BUSY_WAIT_MS });
       return Store.init(db, root);
     } catch (e) {
       throw new RiftError('storage_failure', [
@@ -499,7 +500,8 @@ export class Store {
         else this.dropChunks(blob);
       }
     });
-    run();
+    // IMMEDIATE (a savepoint inside the indexer's transaction): see Indexer.transaction.
+    run.immediate();
   }
 
   private dropSymbols(blob: number): void {

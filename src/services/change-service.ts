@@ -1,4 +1,4 @@
-import { capabilityUnavailable, invalidField, isRiftError } from '../core/errors.ts';
+import { capabilityUnavailable, invalidField, isRiftError, storageFailure } from '../core/errors.ts';
 import { CHANGE_BODY_BYTES_MAX, CHANGE_LOCK_WAIT_MS, PATCH_BYTES_MAX } from '../core/limits.ts';
 import { sha256Hex } from '../core/digest.ts';
 import { log } from '../core/log.ts';
@@ -38,6 +38,12 @@ import { TreeLock, type Held } from '../change/tree-lock.ts';
 function lockBudget(): number {
   const env = Number(process.env.RIFT_CHANGE_LOCK_WAIT_MS);
   return process.env.RIFT_CHANGE_LOCK_WAIT_MS && Number.isInteger(env) && env >= 0 ? env : CHANGE_LOCK_WAIT_MS;
+}
+
+/** An index store failure (SQLite) as `storage_failure` on `.rift/rift.db`; anything else as it is. */
+function storeError(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code;
+  return !isRiftError(e) && typeof code === 'string' && code.startsWith('SQLITE_') ? storageFailure('.rift/rift.db', e) : e;
 }
 
 function pathField(field: string, value: string): string {
@@ -162,7 +168,9 @@ export class ChangeService {
   private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan, parses = false): Promise<ChangeResult> {
     const deadline = performance.now() + this.budgetMs;
     const accepted = this.config.current();
-    await this.indexer.ensureBuilt(accepted.config);
+    await this.indexer.ensureBuilt(accepted.config).catch((e: unknown) => {
+      throw storeError(e);
+    });
     if (parses) await initSyntax();
     const hooks = accepted.config.hooks;
     const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
@@ -194,8 +202,12 @@ export class ChangeService {
   /** Re-indexes what other processes changed since this one last looked. */
   private async catchUp(held: Held): Promise<void> {
     const { paths, position } = held.missed(this.seen);
-    if (paths === null) await this.indexer.build();
-    else if (paths.length > 0) await this.indexer.refresh(paths);
+    try {
+      if (paths === null) await this.indexer.build();
+      else if (paths.length > 0) await this.indexer.refresh(paths);
+    } catch (e) {
+      throw storeError(e);
+    }
     this.seen = position;
   }
 }

@@ -16,6 +16,8 @@ import { ollamaReply } from '../support/model-server.ts';
 const ROUNDS = 30;
 const AGENT_EDITS = 8;
 const ATTEMPTS = 200;
+const CROWD = 8;
+const CROWD_ROUNDS = 5;
 
 type Result = { status: string; reason?: string; preconditions?: Array<{ kind: string }> };
 
@@ -84,6 +86,30 @@ describe('many processes, one tree', () => {
       await Promise.all([a.close(), b.close()]);
       removeWorkspace(root);
       removeWorkspace(home);
+    }
+  });
+
+  test(`${CROWD} standalone rift mcp servers on one tree: every change applies or refuses, none fails`, async () => {
+    const root = tempWorkspace({ 'list.py': LIST, 'counter.txt': 'count = 0\n' });
+    // Each server builds its index and re-indexes the others' changes, all in .rift/rift.db.
+    const crowd = await Promise.all(Array.from({ length: CROWD }, () => startRift(root, {}, { standalone: true })));
+    try {
+      await Promise.all(
+        crowd.map(async (rift, k) => {
+          for (let i = 0; i < CROWD_ROUNDS; i++) {
+            await insert(rift, `def s${k}_${i}():\n    pass`);
+            await increment(root, rift);
+          }
+        }),
+      );
+      const text = readFileSync(join(root, 'list.py'), 'utf8');
+      for (let k = 0; k < CROWD; k++) {
+        for (let i = 0; i < CROWD_ROUNDS; i++) assert.equal(text.split(`def s${k}_${i}():`).length, 2, `s${k}_${i} is on disk exactly once`);
+      }
+      assert.equal(readFileSync(join(root, 'counter.txt'), 'utf8'), `count = ${CROWD * CROWD_ROUNDS}\n`, 'no increment was lost');
+    } finally {
+      await Promise.all(crowd.map((r) => r.close()));
+      removeWorkspace(root);
     }
   });
 });
