@@ -164,7 +164,7 @@ async function main(): Promise<void> {
   for (const n of WRITERS) {
     rows.push(await runRift(`rift: ${n} standalone server${n > 1 ? 's' : ''}`, n, n, true));
     if (n > 1) rows.push(await runRift(`rift: 1 standalone server, ${n} callers`, 1, n, true));
-    rows.push(await runRift(`rift: ${n} \`rift mcp\` proxies, one shared server`, n, n, false));
+    rows.push(await runRift(`rift: ${n} \`rift mcp\` prox${n > 1 ? 'ies' : 'y'}, one shared server`, n, n, false));
     rows.push(await runPeer(n, true));
     if (n > 1) rows.push(await runPeer(n, false));
   }
