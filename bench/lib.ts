@@ -1,10 +1,14 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { appendFileSync, cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// Small helpers shared by the benchmarks in bench/: timed child processes, percentiles,
-// a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
+// Small helpers shared by the benchmarks in bench/: timed child processes, a `rift mcp` client,
+// percentiles, a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
 
 export const TIME_BIN = '/usr/bin/time';
 
@@ -142,6 +146,35 @@ export function fmtMb(kb: number | null): string {
   return kb === null ? 'n/a' : `${(kb / 1024).toFixed(0)} MB`;
 }
 
+export interface RiftClient {
+  client: Client;
+  /** A tool call's structured result. */
+  call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `rift mcp` on `dir` over stdio (from source, through tsx) and connects a client: by
+ * default the proxy to the workspace's shared server, with `standalone` a server of its own.
+ */
+export async function connectRift(dir: string, opts: { standalone?: boolean } = {}): Promise<RiftClient> {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', tsx, fileURLToPath(new URL('../src/cli/entry.ts', import.meta.url)), 'mcp', ...(opts.standalone ? ['--standalone'] : [])],
+    cwd: dir,
+    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'bench', version: '0' });
+  await client.connect(transport);
+  return {
+    client,
+    call: async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent as Record<string, unknown>,
+    close: () => client.close(),
+  };
+}
+
 /** The Python standard library of the machine's python3 (the real tree every benchmark uses). */
 export function pythonStdlibRoot(): string {
   const r = spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8', timeout: 10_000 });
@@ -200,8 +233,6 @@ export function load1(): number {
  * then left to finish before the server is closed.
  */
 export async function firstAnswer(riftBin: string, dir: string, name: string): Promise<{ ms: number; hits: number; warnings: string[]; connectMs: number }> {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   const started = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,

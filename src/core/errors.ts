@@ -190,6 +190,14 @@ export function limitExceeded(field: string, limit: number, required: number, ev
   );
 }
 
+/** `storage_failure` naming the project path (never an absolute one) and the errno. */
+export function storageFailure(path: string, e: unknown): RiftError {
+  return new RiftError('storage_failure', [
+    ['path', path],
+    ['io', (e as NodeJS.ErrnoException).code ?? (e as Error).message],
+  ]);
+}
+
 /**
  * `capability_unavailable` for a named capability (reference D.3). `configurable` says whether
  * some configuration serves it (a provider to enable); otherwise the advice is only to adjust.

@@ -8,6 +8,8 @@ export const GET_SYMBOL_LIMIT_DEFAULT = 5;
 export const SEARCH_LIMIT_DEFAULT = 20;
 export const NAME_LENGTH_MAX = 4096;
 export const PROJECT_PATH_BYTES_MAX = 4096;
+/** One path segment, in bytes: the NAME_MAX of every common filesystem. */
+export const PATH_SEGMENT_BYTES_MAX = 255;
 export const ID_LENGTH_MAX = 8192;
 export const SYNTAX_NODES_MAX = 250_000;
 export const SYNTAX_DEPTH_MAX = 512;
@@ -51,6 +53,18 @@ export const SERVER_START_WAIT_MS = 30_000;
 export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
 /** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
 export const SHELL_NESTING_MAX = 8;
+/** How long a change waits for the tree's cross-process lock before `temporarily_unavailable`. */
+export const CHANGE_LOCK_WAIT_MS = 30_000;
+/** Longest pause between two attempts to take the tree lock (the backoff starts at 1 ms). */
+export const CHANGE_LOCK_BACKOFF_MAX_MS = 16;
+/** Changes the tree's change log keeps so other processes can refresh what they missed. */
+export const CHANGE_LOG_ENTRIES_MAX = 4096;
+/**
+ * How long a write to `.rift/rift.db` waits while another rift process on the tree writes (the
+ * SQLite busy timeout) before it fails (a change then answers `storage_failure`, io SQLITE_BUSY):
+ * one write batch, or an end-of-build merge of a large tree, holds the database for seconds at most.
+ */
+export const STORE_BUSY_WAIT_MS = 30_000;
 
 // MCP servers as the agent's tools, and the ACP front end.
 /** How long the agent waits for one MCP server to start and list its tools (reference B.11). */

@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
+import { Lane } from '../core/lane.ts';
 import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
@@ -94,7 +95,7 @@ export class Indexer {
   private visibility: Visibility | null = null;
   private selection: Selection | null = null;
   private pool: WorkerPool | null = null;
-  private lane: Promise<unknown> = Promise.resolve();
+  private readonly lane = new Lane();
   private readonly pending = new Set<string>();
   private readonly inflight = new Set<string>();
   private policyDirty = false;
@@ -194,9 +195,7 @@ export class Indexer {
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.lane.then(work, work);
-    this.lane = run.catch(() => undefined);
-    return run;
+    return this.lane.run(work);
   }
 
   private async reconcile(onProgress?: (p: BuildProgress) => void): Promise<BuildStats> {
@@ -349,7 +348,7 @@ export class Indexer {
     return { updates, touches, drops };
   }
 
-  /** Store and graph writes of one batch land in one transaction. */
+  /** Store and graph writes of one batch land in one transaction (IMMEDIATE: see Store.transaction). */
   private transaction(work: () => void): void {
     this.store.transaction(work);
   }
@@ -446,7 +445,8 @@ export class Indexer {
         await this.reconcile();
         return;
       }
-      await initSyntax();
+      // Grammars load only when a path needs parsing (a change to a text file loads none).
+      if (paths.some((p) => this.selection!.syntaxLanguage(p))) await initSyntax();
       this.applyPaths([...paths].sort());
     });
   }
@@ -531,14 +531,14 @@ export class Indexer {
   async settle(): Promise<void> {
     while (this.timer || this.pending.size > 0 || this.inflight.size > 0) {
       await new Promise((r) => setTimeout(r, 5));
-      await this.lane;
+      await this.lane.idle();
     }
   }
 
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     await this.watcher?.close();
-    await this.lane;
+    await this.lane.idle();
     await this.pool?.close();
     this.store.close();
   }

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
-import { VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
@@ -161,7 +161,8 @@ export class Store {
   /** Opens (creating when absent) the store under `<root>/.rift/`. */
   static open(root: string): Store {
     try {
-      const db = new Database(join(ensureStateDir(root), 'rift.db'));
+      // Other rift processes on the tree (standalone servers, the CLI) write this store too.
+      const db = new Database(join(ensureStateDir(root), 'rift.db'), { timeout: STORE_BUSY_WAIT_MS });
       return Store.init(db, root);
     } catch (e) {
       throw new RiftError('storage_failure', [
@@ -518,7 +519,8 @@ export class Store {
         else this.dropChunks(blob);
       }
     });
-    run();
+    // IMMEDIATE (a savepoint inside the indexer's transaction): see Indexer.transaction.
+    run.immediate();
   }
 
   private dropSymbols(blob: number): void {
@@ -764,9 +766,14 @@ export class Store {
     return { prepare: (sql) => this.db.prepare(sql), exec: (sql) => void this.db.exec(sql) };
   }
 
-  /** Runs `work` in one write transaction (the store's and the graph's writes of one batch). */
+  /**
+   * Runs `work` in one write transaction (the store's and the graph's writes of one batch).
+   * IMMEDIATE takes the write lock up front, waiting out other rift processes writing the same
+   * store: a deferred transaction that read first fails at once (SQLITE_BUSY, no wait) when
+   * another process wrote meanwhile.
+   */
   transaction(work: () => void): void {
-    this.db.transaction(work)();
+    this.db.transaction(work).immediate();
   }
 
   /** Folds the write-ahead log into the database file (so its size can be measured). */

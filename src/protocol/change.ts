@@ -115,7 +115,7 @@ export const PreconditionValue = z
   .meta({ id: 'PreconditionValue' });
 export type PreconditionValue = z.infer<typeof PreconditionValue>;
 
-export const PreconditionKind = z.enum(['target_exists', 'source_unchanged', 'target_is_file', 'no_references', 'engine_proposed_edits']);
+export const PreconditionKind = z.enum(['target_exists', 'source_unchanged', 'target_is_file', 'writable', 'no_references', 'engine_proposed_edits']);
 
 export const OperationPrecondition = z
   .object({

@@ -47,10 +47,12 @@ export class Engine {
     const semantic = new SemanticTier(root, store, () => config.current().config.search.semantic);
     // Every published batch may hold declarations without vectors.
     indexer.onPublish(() => semantic.schedule());
+    const change = new ChangeService(root, config, indexer);
     const engine = new Engine(
-      root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer, semantic), new ChangeService(root, config, indexer),
+      root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer, semantic), change,
       gate, new MapService(root, indexer), new WorkspaceService(config, indexer), semantic,
     );
+    await change.recoverAtStart();
     if (options.watch) await indexer.watch();
     return engine;
   }
@@ -69,6 +71,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.change.close();
     this.map.close();
     this.gate.revisions.close();
     await this.semantic.close();

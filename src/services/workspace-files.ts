@@ -8,7 +8,7 @@ import { readBytesSync, type BytesOutcome } from '../workspace/read.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
 import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { walkWorkspace } from '../workspace/walk.ts';
-import { publish, verifyUnchanged, type FileWrite } from '../change/publish.ts';
+import { Publication, type FileWrite } from '../change/publish.ts';
 import { isRefusal } from '../change/refusal.ts';
 
 // Plain file access for the agent's file tools (`ls`, `grep`, `glob`, `read`, `write`, `edit`),
@@ -123,12 +123,12 @@ export class WorkspaceFiles {
       link: false,
     };
     try {
-      verifyUnchanged(this.root, [w], []);
       ensureStateDir(this.root);
-      publish(this.root, [w]);
+      // Verifies `before` through the opened directory, journals, then renames into place.
+      this.publish(w);
     } catch (e) {
       if (isRefusal(e)) {
-        // verifyUnchanged observes a digest, `absent`, or `not a regular file`.
+        // The publication observes a digest, `absent`, `symlink` or `not a regular file`.
         const observed = e.result.preconditions[0]?.observed;
         const now = observed?.kind === 'text' ? observed.value : '';
         const what = /^[0-9a-f]{8}$/.test(now) ? `digest ${now}` : now;
@@ -149,7 +149,11 @@ export class WorkspaceFiles {
     if (current === null && bytes === null) return;
     const w: FileWrite = { target: path, before: current, after: bytes === null ? null : Buffer.from(bytes), mode: this.modeOf(path), link: false };
     ensureStateDir(this.root);
-    publish(this.root, [w]);
+    this.publish(w);
+  }
+
+  private publish(w: FileWrite): void {
+    Publication.begin(this.root, [w], [], this.config().source.max_file_bytes).commit();
   }
 
   private modeOf(path: string): number | null {

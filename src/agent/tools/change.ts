@@ -51,6 +51,10 @@ const HINTS: Record<OperationPrecondition['kind'], Record<'replace_symbol' | 'pa
     replace_symbol: 'the target is not a regular file',
     patch: 'a path in the diff is not a regular file',
   },
+  writable: {
+    replace_symbol: "the file's mode forbids writing it (read-only): ask the user before changing its permissions",
+    patch: "a file the diff names is read-only: ask the user before changing its permissions",
+  },
   no_references: { replace_symbol: 'the declaration still has references', patch: 'the declaration still has references' },
   engine_proposed_edits: { replace_symbol: 'the language engine proposed no edits', patch: 'the language engine proposed no edits' },
 };
