@@ -15,7 +15,7 @@ import type { Indexer } from '../index/indexer.ts';
 import { nfcConflict } from '../workspace/walk.ts';
 import type { Store, SymbolRow } from '../index/store.ts';
 import { timeline } from '../history/timeline.ts';
-import { ReadGate, pageLimit, pagination } from './read-gate.ts';
+import { type ReadGate, pageLimit, pagination } from './read-gate.ts';
 
 // Transport-free reads (spec "Reads"). Each read awaits readiness, then answers from
 // the store synchronously: one committed state, never two.
