@@ -23,6 +23,11 @@ export interface RiftMcp {
   close: () => Promise<void>;
 }
 
+// The SDK's default request timeout is 60 s: on a loaded 2-core machine, a call that first starts
+// a workspace server and builds its index can take longer. A test fails on what it asserts, not on
+// the machine's load.
+const CALL_OPTIONS = { timeout: 300_000 };
+
 /**
  * `rift mcp` in the workspace: by default the proxy to the workspace's shared server (started on
  * demand); `standalone` serves in the one process (for tests of a process's own logs or restarts).
@@ -47,7 +52,7 @@ export async function startRift(workspace: string, env: Record<string, string> =
     pid: transport.pid,
     stderr: () => stderr,
     async call(name, args) {
-      const result = await client.callTool({ name, arguments: args });
+      const result = await client.callTool({ name, arguments: args }, undefined, CALL_OPTIONS);
       if (result.isError) throw new Error(`tool ${name} returned isError: ${JSON.stringify(result.content)}`);
       const text = (result.content as Array<{ type: string; text: string }>)[0];
       const structured = result.structuredContent as Record<string, unknown>;
@@ -58,7 +63,7 @@ export async function startRift(workspace: string, env: Record<string, string> =
     },
     async fail(name, args) {
       try {
-        const result = await client.callTool({ name, arguments: args });
+        const result = await client.callTool({ name, arguments: args }, undefined, CALL_OPTIONS);
         throw new Error(`expected an error, got ${JSON.stringify(result)}`);
       } catch (e) {
         const err = e as { code?: number; message: string; data?: Record<string, unknown> };

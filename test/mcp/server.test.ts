@@ -260,7 +260,7 @@ test('a server that idled out is started again by the next call, and a change se
   try {
     const hit = (await c.call('get_symbol', { name: 'beacon' })) as { hits: Array<{ symbol: { id: string } }> };
     const first = lockOf(root);
-    await eventually(() => (readLock(root) === null ? true : undefined), 20_000);
+    await eventually(() => (readLock(root) === null ? true : undefined), 90_000);
     const r = (await c.call('replace_symbol', { symbol: hit.hits[0].symbol.id, body: 'def beacon():\n    return 7\n' })) as { status: string };
     assert.equal(r.status, 'applied', 'a request no server took is sent again, changes included');
     assert.notEqual(lockOf(root).pid, first.pid);
