@@ -6,7 +6,7 @@ import { parse, WORKSPACE } from './args.ts';
 
 export async function runIndex(argv: readonly string[]): Promise<number> {
   const { values } = parse(argv, { ...WORKSPACE, json: { type: 'boolean' } }, 0);
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     const tty = process.stderr.isTTY === true && !values.json;
     let last = 0;

@@ -36,9 +36,10 @@ Usage:
   rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
   rift --help | --version
 
-The workspace defaults to the current directory. Configuration: rift.toml at the
-workspace root (see docs/configuration.md). Tools: docs/mcp.md. Trust
-boundaries, the sandbox and what a cloned repository can do: docs/security.md.
+The workspace defaults to the current directory (never the filesystem root: name it with
+--workspace DIR there). Configuration: rift.toml at the workspace root (see
+docs/configuration.md). Tools: docs/mcp.md. Trust boundaries, the sandbox and what a cloned
+repository can do: docs/security.md.
 `;
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -104,6 +105,9 @@ export function reportError(err: unknown): number {
     process.stderr.write(`rift: ${err.message}\nRun 'rift --help' for usage.\n`);
     return 2;
   }
-  process.stderr.write(`rift: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  // An unclassified failure prints its message; the stack only when debugging asks for it.
+  const debug = process.env.RIFT_LOG === 'debug';
+  const text = err instanceof Error ? (debug ? (err.stack ?? err.message) : err.message) : String(err);
+  process.stderr.write(`rift: internal_error: ${text}\n${debug ? '' : 'Run with RIFT_LOG=debug for the full trace.\n'}`);
   return 1;
 }

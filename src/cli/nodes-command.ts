@@ -7,7 +7,7 @@ export async function runNodes(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...WORKSPACE, json: { type: 'boolean' } }, 2);
   const position = Number(positionals[1]);
   if (!Number.isInteger(position) || position < 0) throw new UsageError('<byte-offset> must be a whole number');
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     await engine.build();
     const result = await engine.read.nodes({ path: positionals[0], position });

@@ -27,7 +27,8 @@ export class Engine {
     readonly change: ChangeService,
   ) {}
 
-  static async open(workspace: string, options: EngineOptions): Promise<Engine> {
+  /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
+  static async open(workspace: string | undefined, options: EngineOptions): Promise<Engine> {
     const root = canonicalRoot(workspace);
     // Servers parse from the first request on; one-shot commands load grammars only when they parse.
     if (options.watch) await initSyntax();
