@@ -65,3 +65,5 @@ export const SESSIONS_SHOWN_MAX = 20;
 export const DIFF_LINES_SHOWN_MAX = 200;
 /** Frame interval of the TUI's render scheduler (≈30 frames a second). */
 export const FRAME_MS = 33;
+/** Damaged stores kept under `.rift/` (as `rift.db.damaged-<time>`) after being set aside; older ones are removed. */
+export const DAMAGED_STORES_KEPT = 2;

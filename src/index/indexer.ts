@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
 import { treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
+import { RiftError } from '../core/errors.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
@@ -14,6 +15,7 @@ import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watc
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { Store, type FileUpdate } from './store.ts';
+import { replaceDamaged, storeDamage } from './store-open.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 
@@ -86,7 +88,8 @@ export class Selection {
 
 export class Indexer {
   readonly root: string;
-  readonly store: Store;
+  /** Replaced when the store turns out damaged (see `storeFault`). */
+  private storeRef: Store;
   private readonly configLoader: ConfigLoader;
   private current: Snapshot;
   private visibility: Visibility | null = null;
@@ -109,7 +112,7 @@ export class Indexer {
   constructor(root: string, configLoader: ConfigLoader, store: Store) {
     this.root = root;
     this.configLoader = configLoader;
-    this.store = store;
+    this.storeRef = store;
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
     const env = Number(process.env.RIFT_WATCH_DEBOUNCE_MS);
     this.debounceMs = Number.isFinite(env) && env >= 0 && process.env.RIFT_WATCH_DEBOUNCE_MS ? env : WATCH_DEBOUNCE_MS;
@@ -117,6 +120,59 @@ export class Indexer {
 
   get snapshot(): Snapshot {
     return this.current;
+  }
+
+  /** The store of the published snapshot. */
+  get store(): Store {
+    return this.storeRef;
+  }
+
+  /**
+   * The error a read should answer when `err` shows the store itself is damaged (a page
+   * unreadable, the file replaced underneath): the store is set aside and rebuilt from the
+   * tree, and reads wait for that build. Null for any other error.
+   */
+  storeFault(err: unknown): RiftError | null {
+    const damage = storeDamage(err);
+    if (damage === null) return null;
+    const faulty = this.storeRef;
+    const config = this.configLoader.current().config;
+    const promise = this.serialize(async () => {
+      if (this.storeRef === faulty) this.replaceStore(damage);
+      return this.reconcile();
+    });
+    this.built = { config, promise };
+    promise.catch(() => undefined);
+    return new RiftError('storage_failure', [
+      ['file', '.rift/rift.db'],
+      ['damage', damage],
+      ['state', 'set aside and being rebuilt from the tree'],
+    ]);
+  }
+
+  private replaceStore(damage: string): void {
+    const old = this.storeRef;
+    const inMemory = old.db.memory;
+    try {
+      old.close();
+    } catch {
+      // a connection to a damaged file may fail to close cleanly; it is abandoned either way
+    }
+    this.storeRef = inMemory ? Store.memory() : replaceDamaged(this.root, damage);
+    this.digests = null;
+    this.reconciledConfig = null;
+  }
+
+  /** Runs `work`; when the store proves damaged, replaces it and rebuilds everything with `rebuild`. */
+  private async recovering<T>(work: () => Promise<T>, rebuild: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      const damage = storeDamage(e);
+      if (damage === null) throw e;
+      this.replaceStore(damage);
+      return rebuild();
+    }
   }
 
   /** Called after each publication. */
@@ -154,7 +210,8 @@ export class Indexer {
 
   /** Full reconcile of the visible tree against the store; serialized with every other batch. */
   build(onProgress?: (p: BuildProgress) => void): Promise<BuildStats> {
-    return this.serialize(() => this.reconcile(onProgress));
+    const reconcile = () => this.reconcile(onProgress);
+    return this.serialize(() => this.recovering(reconcile, reconcile));
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {
@@ -289,7 +346,7 @@ export class Indexer {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.serialize(() => this.flush()).catch((err: Error) =>
+      void this.serialize(() => this.recovering(() => this.flush(), async () => void (await this.reconcile()))).catch((err: Error) =>
         log('warn', 'index.update', 'incremental update failed', { error: err.message }),
       );
     }, this.debounceMs);
@@ -326,14 +383,14 @@ export class Indexer {
    * other batch.
    */
   refresh(paths: readonly string[]): Promise<void> {
-    return this.serialize(async () => {
-      if (!this.visibility || !this.selection) {
-        await this.reconcile();
-        return;
-      }
-      await initSyntax();
-      this.applyPaths([...paths].sort());
-    });
+    const rebuild = async () => void (await this.reconcile());
+    return this.serialize(() =>
+      this.recovering(async () => {
+        if (!this.visibility || !this.selection) return rebuild();
+        await initSyntax();
+        this.applyPaths([...paths].sort());
+      }, rebuild),
+    );
   }
 
   /** Reads, parses and publishes the given files as one batch (main thread; small batches). */

@@ -1,8 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
-import { RiftError } from '../core/errors.ts';
 import { lineNumberFromStarts, lineStarts } from '../core/lines.ts';
 import type { Declaration } from '../syntax/types.ts';
 import type { TextInput } from './parse-job.ts';
@@ -102,20 +99,14 @@ export class Store {
     this.stmts = this.prepare();
   }
 
-  /** Opens (creating when absent) the store under `<root>/.rift/`. */
-  static open(root: string): Store {
-    const dir = join(root, '.rift');
+  /** Opens (creating when absent) the store in `file`; errors are SQLite's own (see store-open.ts). */
+  static openFile(file: string): Store {
+    const db = new Database(file);
     try {
-      if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
-      const ignore = join(dir, '.gitignore');
-      if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
-      const db = new Database(join(dir, 'rift.db'));
       return Store.init(db);
     } catch (e) {
-      throw new RiftError('storage_failure', [
-        ['file', '.rift/rift.db'],
-        ['io', (e as NodeJS.ErrnoException).code ?? (e as Error).message],
-      ]);
+      db.close();
+      throw e;
     }
   }
 

@@ -2,7 +2,7 @@ import { log } from '../core/log.ts';
 import { ConfigLoader } from '../config/loader.ts';
 import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store } from '../index/store.ts';
+import { openStore } from '../index/store-open.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
@@ -33,7 +33,7 @@ export class Engine {
     // Servers parse from the first request on; one-shot commands load grammars only when they parse.
     if (options.watch) await initSyntax();
     const config = new ConfigLoader(root);
-    const store = Store.open(root);
+    const store = openStore(root);
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(root, config, indexer);
     const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer));

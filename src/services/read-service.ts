@@ -29,7 +29,15 @@ export class ReadService {
     private readonly indexer: Indexer,
   ) {}
 
-  async getSymbol(input: GetSymbolInput): Promise<GetSymbolResult> {
+  getSymbol(input: GetSymbolInput): Promise<GetSymbolResult> {
+    return this.gate.answer(() => this.findSymbol(input));
+  }
+
+  nodes(input: NodesInput): Promise<NodesResult> {
+    return this.gate.answer(() => this.nodesAt(input));
+  }
+
+  private async findSymbol(input: GetSymbolInput): Promise<GetSymbolResult> {
     const limit = pageLimit(input.limit, GET_SYMBOL_LIMIT_DEFAULT);
     const pageIndex = input.page_index ?? 0;
     const include = new Set(input.include ?? ['source']);
@@ -65,7 +73,7 @@ export class ReadService {
     return { hits, pagination: pagination(pageIndex, total, limit), warnings: this.gate.warnings() };
   }
 
-  async nodes(input: NodesInput): Promise<NodesResult> {
+  private async nodesAt(input: NodesInput): Promise<NodesResult> {
     const violation = projectPathViolation(input.path);
     if (violation) throw invalidField('path', violation);
     await this.gate.admit(input.rev);

@@ -8,6 +8,7 @@ import { Visibility } from '../workspace/visibility.ts';
 import { walkWorkspace } from '../workspace/walk.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { Store } from '../index/store.ts';
+import { isCorruption } from '../index/store-open.ts';
 import { runParseItem } from '../index/parse-job.ts';
 import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lanes, type SymbolHitRow } from '../index/search.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
@@ -63,7 +64,11 @@ export class SearchService {
     private readonly indexer: Indexer,
   ) {}
 
-  async search(input: SearchInput): Promise<SearchResult> {
+  search(input: SearchInput): Promise<SearchResult> {
+    return this.gate.answer(() => this.rank(input));
+  }
+
+  private async rank(input: SearchInput): Promise<SearchResult> {
     const literal = input.query.trim();
     if (literal.length === 0) throw invalidField('query', 'empty');
     const limit = pageLimit(input.limit, SEARCH_LIMIT_DEFAULT);
@@ -104,6 +109,8 @@ export class SearchService {
           warnings.push(lexicalUnavailable('the full-text tier holds no indexed tree; run `rift index` to rebuild it'));
         }
       } catch (err) {
+        // This answer falls back to identifiers; a corrupt store is also set aside and rebuilt.
+        if (tag === 'i' && isCorruption(err)) this.indexer.storeFault(err);
         if (tag === 'i') warnings.push(lexicalUnavailable(`the full-text tier failed to load: ${(err as Error).message}`));
       }
       sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) } });

@@ -1,0 +1,181 @@
+import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { DAMAGED_STORES_KEPT } from '../core/limits.ts';
+import { log } from '../core/log.ts';
+import { Store } from './store.ts';
+
+// Opening the persistent index so that a damaged one never stops rift. The store is derived
+// data: anything wrong with `.rift/rift.db` (not a database, truncated, corrupt pages, a
+// schema that does not match, a directory, FIFO or symlink in its place, unwritable) is set
+// aside under a `.damaged-<time>` name, logged, and a fresh store is built from the tree.
+// When nothing can be written under `.rift/` the index is kept in memory for the process.
+
+const STATE_DIR = '.rift';
+const DB_FILE = 'rift.db';
+/** SQLite's companions of a WAL database: they belong to the file and go where it goes. */
+const COMPANIONS = ['-wal', '-shm'];
+
+const SQLITE_DAMAGE = /^SQLITE_(CORRUPT|NOTADB|CANTOPEN|READONLY|IOERR_SHORT_READ)/;
+/** A schema that does not match what the prepared statements expect. */
+const SCHEMA_MISMATCH = /^(no such (table|column)|table \S+ has \d+ columns)/;
+
+/** Whether SQLite found the file itself corrupt (as opposed to a table missing or a busy lock). */
+export function isCorruption(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
+
+/** Why an error from SQLite means the store itself is unusable (as opposed to busy or out of memory), or null. */
+export function storeDamage(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return null;
+  if (SQLITE_DAMAGE.test(code)) return code;
+  if (code === 'SQLITE_ERROR' && SCHEMA_MISMATCH.test((err as Error).message)) return 'schema mismatch';
+  return null;
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function kindOf(st: Stats): string {
+  if (st.isSymbolicLink()) return 'a symlink';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  return 'not a regular file';
+}
+
+/** `.damaged-<UTC time>`, with `-n` past any set-aside of the same second, so names sort by age. */
+function asideSuffix(dir: string, stamp: string): string {
+  const base = `.damaged-${stamp}`;
+  let last = -1;
+  for (const entry of readdirSync(dir)) {
+    const at = entry.indexOf(base);
+    if (at < 0) continue;
+    const rest = entry.slice(at + base.length);
+    last = Math.max(last, rest === '' ? 0 : Number(rest.slice(1)) || 0);
+  }
+  // Zero-padded so that lexical order is age order.
+  return last < 0 ? base : `${base}-${String(last + 1).padStart(4, '0')}`;
+}
+
+/** Removes all but the newest `keep` set-aside stores (each with its companions) from `dir`. */
+function pruneSetAside(dir: string, keep: number): void {
+  const stamps = new Map<string, string[]>();
+  for (const name of readdirSync(dir)) {
+    const m = /^rift\.db(?:-wal|-shm)?\.damaged-(.+)$/.exec(name);
+    if (!m) continue;
+    const group = stamps.get(m[1]);
+    if (group) group.push(name);
+    else stamps.set(m[1], [name]);
+  }
+  const oldest = [...stamps.keys()].sort().slice(0, Math.max(0, stamps.size - keep));
+  for (const stamp of oldest) for (const name of stamps.get(stamp)!) rmSync(join(dir, name), { recursive: true, force: true });
+}
+
+/** Renames `names` (those present) in `dir` out of the way; returns the new name of the first. */
+function setAside(dir: string, names: readonly string[]): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const suffix = asideSuffix(dir, stamp);
+  let first = '';
+  for (const name of names) {
+    if (lstatOrNull(join(dir, name)) === null) continue;
+    const target = name + suffix;
+    renameSync(join(dir, name), join(dir, target));
+    first ||= target;
+  }
+  return first;
+}
+
+/** `.rift/` as a real directory of this workspace: anything else in its place is moved aside first. */
+function stateDir(root: string): string {
+  const dir = join(root, STATE_DIR);
+  const st = lstatOrNull(dir);
+  if (st && !st.isDirectory()) {
+    // A symlink here would put the store (and every write to it) outside the workspace.
+    const kept = setAside(root, [STATE_DIR]);
+    log('warn', 'index.store', 'state directory set aside', { reason: kindOf(st), kept });
+  }
+  if (!st || !st.isDirectory()) mkdirSync(dir);
+  const ignore = join(dir, '.gitignore');
+  if (lstatOrNull(ignore) === null) writeFileSync(ignore, '*\n');
+  return dir;
+}
+
+/** Opens the database file and reads enough of it to know it is a store of this schema. */
+function openChecked(file: string): Store {
+  const store = Store.openFile(file);
+  try {
+    store.counts();
+    store.meta('tree_revision');
+    return store;
+  } catch (e) {
+    store.close();
+    throw e;
+  }
+}
+
+/** Why the database file or a companion cannot be opened as it stands (not a regular file), or null. */
+function shapeDamage(dir: string): string | null {
+  for (const name of [DB_FILE, ...COMPANIONS.map((c) => DB_FILE + c)]) {
+    const st = lstatOrNull(join(dir, name));
+    if (st && !st.isFile()) return `${name} is ${kindOf(st)}`;
+  }
+  return null;
+}
+
+/**
+ * The workspace's store: `.rift/rift.db` when it opens as a store, else a fresh one after the
+ * damaged file is set aside, else (nothing writable under `.rift/`) one in memory. Never throws
+ * for the store's sake; rift starts either way.
+ */
+export function openStore(root: string): Store {
+  let dir: string;
+  try {
+    dir = stateDir(root);
+  } catch (e) {
+    return inMemory((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+  }
+  const file = join(dir, DB_FILE);
+  let damage = shapeDamage(dir);
+  if (damage === null) {
+    try {
+      return openChecked(file);
+    } catch (e) {
+      damage = storeDamage(e);
+      if (damage === null) return inMemory((e as { code?: string }).code ?? (e as Error).message);
+    }
+  }
+  return replaceDamaged(root, damage);
+}
+
+/**
+ * Sets the damaged store of `root` aside and opens a fresh one (in memory when that fails).
+ * The caller has closed its connection to the damaged file.
+ */
+export function replaceDamaged(root: string, reason: string): Store {
+  const dir = join(root, STATE_DIR);
+  let kept: string;
+  try {
+    // Damaged copies are kept for inspection, but never pile up.
+    pruneSetAside(dir, DAMAGED_STORES_KEPT - 1);
+    kept = setAside(dir, [DB_FILE, ...COMPANIONS.map((c) => DB_FILE + c)]);
+  } catch (e) {
+    return inMemory(`${reason}, and it cannot be set aside (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  log('warn', 'index.store', 'damaged index set aside; rebuilding it from the tree', { reason, kept: `${STATE_DIR}/${kept}` });
+  try {
+    return openChecked(join(dir, DB_FILE));
+  } catch (e) {
+    return inMemory((e as { code?: string }).code ?? (e as Error).message);
+  }
+}
+
+function inMemory(reason: string): Store {
+  log('warn', 'index.store', `index kept in memory: ${STATE_DIR}/${DB_FILE} cannot be used`, { reason });
+  return Store.memory();
+}
