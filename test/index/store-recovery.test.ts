@@ -272,3 +272,24 @@ test('set-aside stores never pile up: the newest DAMAGED_STORES_KEPT are kept', 
     removeWorkspace(root);
   }
 });
+
+test('a .rift that is a symlink out of the workspace is set aside; nothing is written through it', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n' });
+  const outside = tempWorkspace({ 'keep.txt': 'untouched\n' });
+  try {
+    symlinkSync(outside, join(root, '.rift'));
+    const rift = await startRift(root);
+    try {
+      assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
+      assert.match(rift.stderr(), /WARN +index\.store: state directory set aside reason="a symlink" kept=\.rift\.damaged-/);
+    } finally {
+      await rift.close();
+    }
+    assert.deepEqual(readdirSync(outside), ['keep.txt'], 'the link target is untouched');
+    assert.ok(statSync(join(root, '.rift', 'rift.db')).isFile());
+    assert.ok(readdirSync(root).some((n) => n.startsWith('.rift.damaged-')));
+  } finally {
+    removeWorkspace(root);
+    removeWorkspace(outside);
+  }
+});
