@@ -67,3 +67,8 @@ export const DIFF_LINES_SHOWN_MAX = 200;
 export const FRAME_MS = 33;
 /** Damaged stores kept under `.rift/` (as `rift.db.damaged-<time>`) after being set aside; older ones are removed. */
 export const DAMAGED_STORES_KEPT = 2;
+/**
+ * Largest MCP request line over stdio, in bytes. Above the largest patch (PATCH_BYTES_MAX) with
+ * room for JSON escaping; a longer line is drained unread and answered `limit_exceeded`.
+ */
+export const REQUEST_BYTES_MAX = 16 * 1024 * 1024;

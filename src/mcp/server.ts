@@ -1,5 +1,4 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { invalidField } from '../core/errors.ts';
 import { log } from '../core/log.ts';
@@ -8,6 +7,7 @@ import type { ChangeOptions } from '../services/change-service.ts';
 import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
 import { TRUSTED_HOOKS_META } from './wire.ts';
 import { wireError } from './errors.ts';
+import { BoundedStdioTransport } from './stdio-transport.ts';
 
 // The MCP transport: the tool table over the SDK's low-level Server, so a failure reaches
 // the wire as a JSON-RPC error carrying ErrorData (the high-level McpServer drops `data`).
@@ -59,6 +59,6 @@ export function createMcpServer(services: ToolServices, version: string): Server
 }
 
 export async function serveStdio(server: Server): Promise<void> {
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport();
   await server.connect(transport);
 }
