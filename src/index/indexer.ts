@@ -23,7 +23,10 @@ import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts'
 // only what changed since the store last saw it), then incremental batches from the
 // watcher. Every batch commits one transaction and publishes a new snapshot.
 
-/** Batches at most this large are parsed on the main thread; larger ones use workers. */
+/**
+ * Without concurrent reads to serve (one-shot commands), batches at most this large are parsed
+ * on the main thread; larger ones, and every batch of a serving indexer, use workers.
+ */
 const INLINE_PARSE_MAX = 24;
 /** A reconcile that parsed more files than this merges the full-text segments it wrote. */
 const OPTIMIZE_AFTER_FILES = 256;
@@ -86,6 +89,14 @@ export class Selection {
   }
 }
 
+export interface IndexerOptions {
+  /**
+   * Parse every batch in worker threads, so reads on the main thread are never held behind a
+   * parse (servers). One-shot commands parse small batches inline instead.
+   */
+  parseInWorkers: boolean;
+}
+
 export class Indexer {
   readonly root: string;
   /** Replaced when the store turns out damaged (see `storeFault`). */
@@ -109,8 +120,13 @@ export class Indexer {
   /** The configuration the store was last fully reconciled under. */
   private reconciledConfig: WorkspaceConfig | null = null;
 
-  constructor(root: string, configLoader: ConfigLoader, store: Store) {
+  private readonly parseInWorkers: boolean;
+
+  constructor(root: string, configLoader: ConfigLoader, store: Store, options: IndexerOptions = { parseInWorkers: false }) {
     this.root = root;
+    this.parseInWorkers = options.parseInWorkers;
+    // Started now, so the threads are ready by the time the first walk has found work.
+    if (this.parseInWorkers) this.pool = new WorkerPool();
     this.configLoader = configLoader;
     this.storeRef = store;
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
@@ -271,13 +287,7 @@ export class Indexer {
       done += results.length;
       onProgress?.({ phase: 'parse', done, total: work.length });
     };
-    if (work.length <= INLINE_PARSE_MAX) {
-      if (work.some((w) => w.language)) await initSyntax();
-      if (work.length > 0) apply(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
-    } else {
-      this.pool ??= new WorkerPool();
-      await this.pool.run(this.root, policy.maxFileBytes, work, apply);
-    }
+    await this.parse(work, policy.maxFileBytes, apply);
     if (work.length > OPTIMIZE_AFTER_FILES) this.store.optimizeFullText();
     this.publish(this.store.commitRevision());
     this.reconciledConfig = config;
@@ -294,7 +304,7 @@ export class Indexer {
   }
 
   /** Splits parse outcomes into content updates, metadata-only touches and drops. */
-  private classify(results: readonly ParseOutcome[], stored: ReadonlyMap<string, { sha256: string; language: string | null; parsed: boolean }>) {
+  private classify(results: readonly ParseOutcome[], stored: ReadonlyMap<string, { sha256: string; language: string | null; parsed: boolean; unparsed: string | null }>) {
     const updates: FileUpdate[] = [];
     const touches: { path: string; mtimeMs: number; size: number }[] = [];
     const drops: string[] = [];
@@ -304,7 +314,7 @@ export class Indexer {
         if (prev) drops.push(r.path);
         continue;
       }
-      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.declarations !== null)) {
+      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.declarations !== null) && prev.unparsed === r.unparsed) {
         touches.push({ path: r.path, mtimeMs: r.mtimeMs, size: r.size });
       } else {
         updates.push({
@@ -315,6 +325,7 @@ export class Indexer {
           language: r.language,
           bytes: r.bytes,
           declarations: r.declarations,
+          unparsed: r.unparsed,
           text: r.text,
         });
       }
@@ -370,8 +381,7 @@ export class Indexer {
         await this.reconcile();
         return;
       }
-      await initSyntax();
-      this.applyPaths(paths);
+      await this.applyPaths(paths);
     } finally {
       for (const p of paths) this.inflight.delete(p);
     }
@@ -387,14 +397,32 @@ export class Indexer {
     return this.serialize(() =>
       this.recovering(async () => {
         if (!this.visibility || !this.selection) return rebuild();
-        await initSyntax();
-        this.applyPaths([...paths].sort());
+        await this.applyPaths([...paths].sort());
       }, rebuild),
     );
   }
 
-  /** Reads, parses and publishes the given files as one batch (main thread; small batches). */
-  private applyPaths(paths: readonly string[]): void {
+  /** Parses `work`, inline or in the worker pool (see IndexerOptions); `onBatch` sees each finished batch. */
+  private async parse(work: readonly ParseItem[], maxFileBytes: number, onBatch: (results: ParseOutcome[]) => void): Promise<void> {
+    if (work.length === 0) return;
+    if (!this.parseInWorkers && work.length <= INLINE_PARSE_MAX) {
+      if (work.some((w) => w.language)) await initSyntax();
+      onBatch(work.map((item) => runParseItem(this.root, maxFileBytes, item)));
+      return;
+    }
+    this.pool ??= new WorkerPool();
+    await this.pool.run(this.root, maxFileBytes, work, onBatch);
+  }
+
+  /** Reads and parses files outside the index (on-demand search), off the main thread when serving. */
+  async parseDetached(items: readonly ParseItem[], maxFileBytes: number): Promise<ParseOutcome[]> {
+    const results: ParseOutcome[] = [];
+    await this.parse(items, maxFileBytes, (batch) => results.push(...batch));
+    return results;
+  }
+
+  /** Reads, parses and publishes the given files as one batch. */
+  private async applyPaths(paths: readonly string[]): Promise<void> {
     const visibility = this.visibility!;
     const selection = this.selection!;
     const maxFileBytes = selection.config.source.max_file_bytes;
@@ -404,7 +432,8 @@ export class Indexer {
       if (visibility.isVisible(p) && isRegularFile(join(this.root, p))) work.push(selection.item(p));
       else if (this.store.file(p)) deletions.push(p);
     }
-    const results = work.map((item) => runParseItem(this.root, maxFileBytes, item));
+    const results: ParseOutcome[] = [];
+    await this.parse(work, maxFileBytes, (batch) => results.push(...batch));
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
       this.store.applyBatch(updates, touches, [...drops, ...deletions]);

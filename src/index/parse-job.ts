@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Declaration, LanguageId } from '../syntax/types.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { extractDeclarations } from '../syntax/declarations.ts';
+import { SyntaxLimitError } from '../syntax/runtime.ts';
 import { chunkLines, indexText, DECLARATION_TEXT_MAX } from './text.ts';
 
 // One unit of indexing work: read a visible file, admit it (bounded, UTF-8, no NUL),
@@ -44,6 +45,8 @@ export type ParseOutcome =
       language: LanguageId | null;
       bytes: Uint8Array | null;
       declarations: Declaration[] | null;
+      /** Why a file its language claims has no declarations (`parse_time`, `syntax_nodes`, `syntax_depth`, `parse_error`), else null. */
+      unparsed: string | null;
       text: TextInput | null;
     }
   | { path: string; ok: false; reason: string };
@@ -91,14 +94,15 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
   const { bytes, sha256, mtimeMs } = read;
   let declarations: Declaration[] | null = null;
+  let unparsed: string | null = null;
   const language = item.language;
   if (language) {
     try {
       declarations = extractDeclarations(language, bytes).declarations;
-    } catch {
-      // A file the parser cannot bound (too many nodes, too deep) stays searchable as text;
-      // it keeps its language, so a warm start knows it was already tried.
-      declarations = null;
+    } catch (e) {
+      // A file the parser cannot bound (too many nodes, too deep, too slow) stays searchable as
+      // text; it keeps its language, so a warm start knows it was already tried, and the reason.
+      unparsed = !(e instanceof SyntaxLimitError) ? 'parse_error' : e.limit === 'time' ? 'parse_time' : `syntax_${e.limit}`;
     }
   }
   const keep = item.keepContent || declarations !== null;
@@ -111,6 +115,7 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
     language,
     bytes: keep ? bytes : null,
     declarations,
+    unparsed,
     text: keep ? textInput(bytes, declarations) : null,
   };
 }

@@ -10,8 +10,8 @@ import type { TextInput } from './parse-job.ts';
 
 // Also bumped when a syntax provider extracts differently, so an older index is rebuilt rather
 // than mixing declarations from two extractors (5: Python lambdas, TypeScript construct
-// signatures; 6: text keys on symbols and chunks).
-const SCHEMA_VERSION = '6';
+// signatures; 6: text keys on symbols and chunks; 7: why a claimed file is unparsed).
+const SCHEMA_VERSION = '7';
 
 /** The columns of a SymbolRow (`symbols s JOIN files f`), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -43,6 +43,8 @@ export interface StoredFile {
   language: string | null;
   /** True when a syntax provider parsed it (declarations are current). */
   parsed: boolean;
+  /** Why its language's provider left it unparsed (see ParseOutcome), or null. */
+  unparsed: string | null;
 }
 
 type RawFile = Omit<StoredFile, 'parsed'> & { parsed: number };
@@ -55,6 +57,7 @@ export interface FileUpdate {
   language: string | null;
   bytes: Uint8Array | null;
   declarations: Declaration[] | null;
+  unparsed: string | null;
   /** Full-text input; null leaves the file out of the full-text tier. */
   text: TextInput | null;
 }
@@ -149,7 +152,8 @@ export class Store {
         size INTEGER NOT NULL,
         mtime_ms REAL NOT NULL,
         language TEXT,
-        parsed INTEGER NOT NULL
+        parsed INTEGER NOT NULL,
+        unparsed TEXT
       );
       CREATE TABLE contents (file_id INTEGER PRIMARY KEY, bytes BLOB NOT NULL);
       -- Visible files left out (not UTF-8, NUL byte, unreadable), remembered by size and
@@ -197,18 +201,18 @@ export class Store {
   private prepare() {
     const db = this.db;
     return {
-      allFiles: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files ORDER BY path`),
+      allFiles: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed, unparsed FROM files ORDER BY path`),
       anyUnder: db.prepare(`SELECT 1 AS x FROM files WHERE path >= ? AND path < ? LIMIT 1`),
       putSkipped: db.prepare(`INSERT OR REPLACE INTO skipped(path, size, mtime_ms, reason) VALUES (?, ?, ?, ?)`),
       deleteSkipped: db.prepare(`DELETE FROM skipped WHERE path = ?`),
       allSkipped: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped`),
       skippedByPath: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped WHERE path = ?`),
-      fileByPath: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files WHERE path = ?`),
+      fileByPath: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed, unparsed FROM files WHERE path = ?`),
       revisionRows: db.prepare(`SELECT path, sha256 FROM files ORDER BY path`),
       insertFile: db.prepare(
-        `INSERT INTO files(path, sha256, size, mtime_ms, language, parsed) VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO files(path, sha256, size, mtime_ms, language, parsed, unparsed) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
-           mtime_ms = excluded.mtime_ms, language = excluded.language, parsed = excluded.parsed
+           mtime_ms = excluded.mtime_ms, language = excluded.language, parsed = excluded.parsed, unparsed = excluded.unparsed
          RETURNING id`,
       ),
       touchFile: db.prepare(`UPDATE files SET mtime_ms = ?, size = ? WHERE path = ?`),
@@ -357,7 +361,7 @@ export class Store {
       for (const t of touches) s.touchFile.run(t.mtimeMs, t.size, t.path);
       for (const u of updates) {
         const parsed = u.declarations !== null;
-        const { id } = s.insertFile.get(u.path, u.sha256, u.size, u.mtimeMs, u.language, parsed ? 1 : 0) as { id: number };
+        const { id } = s.insertFile.get(u.path, u.sha256, u.size, u.mtimeMs, u.language, parsed ? 1 : 0, u.unparsed) as { id: number };
         if (u.bytes) s.putContent.run(id, Buffer.from(u.bytes.buffer, u.bytes.byteOffset, u.bytes.byteLength));
         else s.deleteContent.run(id);
         if (u.declarations && u.language && u.bytes) this.replaceDeclarations(id, u.bytes, u.declarations, u.text);

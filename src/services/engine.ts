@@ -34,7 +34,7 @@ export class Engine {
     if (options.watch) await initSyntax();
     const config = new ConfigLoader(root);
     const store = openStore(root);
-    const indexer = new Indexer(root, config, store);
+    const indexer = new Indexer(root, config, store, { parseInWorkers: options.watch });
     const gate = new ReadGate(root, config, indexer);
     const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer));
     if (options.watch) await indexer.watch();

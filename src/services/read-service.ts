@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { digest8 } from '../core/digest.ts';
 import { RiftError, capabilityUnavailable, invalidField } from '../core/errors.ts';
 import { nodeId, symbolId } from '../core/ids.ts';
-import { GET_SYMBOL_LIMIT_DEFAULT } from '../core/limits.ts';
+import { GET_SYMBOL_LIMIT_DEFAULT, PARSE_TIME_MAX_MS, SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../core/limits.ts';
 import { extensionOf, projectPathViolation, underFloor } from '../core/path.ts';
 import type { GetSymbolInput, GetSymbolResult, NodesInput, NodesResult } from '../protocol/read.ts';
 import { nodesAt } from '../syntax/nodes.ts';
@@ -96,6 +96,10 @@ export class ReadService {
       const reason = leftOutReason(this.root, input.path, store.skippedFile(input.path)?.reason, selection.config.source.max_file_bytes);
       if (reason) throw new RiftError('content_unavailable', [['path', input.path], ['reason', reason]]);
     }
+    if (file && language !== null && !file.parsed && file.unparsed) {
+      // The indexer could not bound this file's parse; parsing it here would not either.
+      throw new RiftError('content_unavailable', [['path', input.path], ['reason', SKIP_REASONS[file.unparsed] ?? file.unparsed]]);
+    }
     const bytes = file && language ? store.content(file.id) : null;
     if (!file || !bytes || !language) {
       throw new RiftError('resource_not_found', [['path', input.path]]);
@@ -129,6 +133,10 @@ const SKIP_REASONS: Readonly<Record<string, string>> = {
   unreadable: 'the file could not be read',
   non_nfc: 'its name on disk is not Unicode NFC; rename it to its NFC form',
   nfc_collision: 'more than one name on disk normalizes (NFC) to this path',
+  parse_time: `its parse ran past ${PARSE_TIME_MAX_MS} ms and was cancelled; it is searchable as text`,
+  syntax_nodes: `its syntax tree has more than ${SYNTAX_NODES_MAX} nodes; it is searchable as text`,
+  syntax_depth: `its syntax tree is nested deeper than ${SYNTAX_DEPTH_MAX}; it is searchable as text`,
+  parse_error: 'the syntax provider failed on it; it is searchable as text',
 };
 
 /**

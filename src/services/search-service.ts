@@ -9,7 +9,7 @@ import { walkWorkspace } from '../workspace/walk.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { Store } from '../index/store.ts';
 import { isCorruption } from '../index/store-open.ts';
-import { runParseItem } from '../index/parse-job.ts';
+import { specialMountsUnder } from '../workspace/special-fs.ts';
 import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lanes, type SymbolHitRow } from '../index/search.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
@@ -137,19 +137,16 @@ export class SearchService {
       maxFileBytes: config.source.max_file_bytes,
       maxFiles: Number.MAX_SAFE_INTEGER,
     };
-    const walk = await walkWorkspace(this.root, Visibility.fromGitignores(policy, new Map()), policy);
+    const walk = await walkWorkspace(this.root, Visibility.fromGitignores(policy, new Map(), specialMountsUnder(this.root)), policy);
     const matched = walk.files.filter((f) => !this.indexer.isVisible(f.path));
     if (matched.length > FORCE_INCLUDE_FILES_MAX) {
       throw limitExceeded('paths.force_include', FORCE_INCLUDE_FILES_MAX, matched.length);
     }
     const selection = this.indexer.currentSelection();
     const store = Store.memory();
-    const updates = [];
-    for (const f of matched) {
-      const outcome = runParseItem(this.root, config.source.max_file_bytes, { ...selection.item(f.path), keepContent: true });
-      if (outcome.ok) updates.push(outcome);
-    }
-    store.applyBatch(updates, [], []);
+    const items = matched.map((f) => ({ ...selection.item(f.path), keepContent: true }));
+    const outcomes = await this.indexer.parseDetached(items, config.source.max_file_bytes);
+    store.applyBatch(outcomes.flatMap((o) => (o.ok ? [o] : [])), [], []);
     return store;
   }
 }

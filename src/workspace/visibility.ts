@@ -118,9 +118,13 @@ export class Visibility {
     return v;
   }
 
-  /** A policy from explicit `.gitignore` contents (project-relative file paths), without I/O. */
-  static fromGitignores(policy: SourcePolicy, files: ReadonlyMap<string, string>): Visibility {
+  /**
+   * A policy from explicit `.gitignore` contents (project-relative file paths), without I/O;
+   * `specialMounts` are the root's special filesystems (`specialMountsUnder`), kept invisible.
+   */
+  static fromGitignores(policy: SourcePolicy, files: ReadonlyMap<string, string>, specialMounts: readonly string[] = []): Visibility {
     const v = new Visibility(policy);
+    v.specialMounts = specialMounts;
     if (policy.respectGitignore) {
       for (const [path, text] of files) {
         if (!isGitignorePath(path)) continue;

@@ -110,10 +110,13 @@ const PATTERNS: Pattern[] = [
   {
     name: 'the current schema version over the wrong tables',
     damage: (db) => {
+      const current = new Database(db, { readonly: true });
+      const { value: version } = current.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string };
+      current.close();
       rmSync(db);
       const other = new Database(db);
       other.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        INSERT INTO meta VALUES ('schema_version', '6');
+        INSERT INTO meta VALUES ('schema_version', '${version}');
         CREATE TABLE files (name TEXT); CREATE TABLE contents (x); CREATE TABLE symbols (x); CREATE TABLE symbols_trigram (x);
         CREATE TABLE chunks (x); CREATE TABLE chunks_fts (x); CREATE TABLE symbols_fts (x); CREATE TABLE skipped (x);`);
       other.close();
