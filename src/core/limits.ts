@@ -46,7 +46,11 @@ export const HOOK_DRAIN_BYTES_MAX = 64 * 1024 * 1024;
 export const LINE_DIFF_BUDGET = 4_000_000;
 /** Files one search may parse on demand through `paths.force_include`. */
 export const FORCE_INCLUDE_FILES_MAX = 256;
-/** Largest HTTP request body `rift server` reads (a 4 MiB patch survives JSON escaping). */
+/**
+ * Largest request rift reads: an HTTP body at `rift server`, a line of stdio MCP at `rift mcp`
+ * (a 4 MiB patch survives JSON escaping). A longer stdio line is drained unread and answered
+ * `limit_exceeded`; the server goes on serving.
+ */
 export const SERVER_REQUEST_BYTES_MAX = 32 * 1024 * 1024;
 /** A workspace server with no request for this long exits (`rift server --idle-timeout`). */
 export const SERVER_IDLE_MS_DEFAULT = 30 * 60_000;
@@ -72,8 +76,3 @@ export const DIFF_LINES_SHOWN_MAX = 200;
 export const FRAME_MS = 33;
 /** Damaged stores kept under `.rift/` (as `rift.db.damaged-<time>`) after being set aside; older ones are removed. */
 export const DAMAGED_STORES_KEPT = 2;
-/**
- * Largest MCP request line over stdio, in bytes. Above the largest patch (PATCH_BYTES_MAX) with
- * room for JSON escaping; a longer line is drained unread and answered `limit_exceeded`.
- */
-export const REQUEST_BYTES_MAX = 16 * 1024 * 1024;

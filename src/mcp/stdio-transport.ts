@@ -4,12 +4,12 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { limitExceeded } from '../core/errors.ts';
-import { REQUEST_BYTES_MAX } from '../core/limits.ts';
+import { SERVER_REQUEST_BYTES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { RIFT_ERROR_CODE, toErrorData } from './errors.ts';
 
 // MCP over stdio, one JSON-RPC message per line, with a bound on the line. The SDK's own stdio
-// transport closes itself (and so ends the server) when a line outgrows its 10 MiB buffer; here
+// transport closes itself (and so ends the server or proxy) when a line outgrows its buffer; here
 // an oversized line is drained without being held, and its request answered `limit_exceeded`
 // naming the limit and the size, while the server goes on serving.
 
@@ -35,7 +35,7 @@ export class BoundedStdioTransport implements Transport {
   constructor(
     private readonly input: Readable = process.stdin,
     private readonly output: Writable = process.stdout,
-    private readonly maxLineBytes = REQUEST_BYTES_MAX,
+    private readonly maxLineBytes = SERVER_REQUEST_BYTES_MAX,
   ) {}
 
   async start(): Promise<void> {
