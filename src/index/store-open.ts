@@ -1,7 +1,8 @@
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { DAMAGED_STORES_KEPT } from '../core/limits.ts';
 import { log } from '../core/log.ts';
+import { ensureStateDir, entryKind, setAside, STATE_DIR } from '../workspace/state-dir.ts';
 import { Store } from './store.ts';
 
 // Opening the persistent index so that a damaged one never stops rift. The store is derived
@@ -10,7 +11,6 @@ import { Store } from './store.ts';
 // aside under a `.damaged-<time>` name, logged, and a fresh store is built from the tree.
 // When nothing can be written under `.rift/` the index is kept in memory for the process.
 
-const STATE_DIR = '.rift';
 const DB_FILE = 'rift.db';
 /** SQLite's companions of a WAL database: they belong to the file and go where it goes. */
 const COMPANIONS = ['-wal', '-shm'];
@@ -42,26 +42,6 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-function kindOf(st: Stats): string {
-  if (st.isSymbolicLink()) return 'a symlink';
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO';
-  return 'not a regular file';
-}
-
-/** `.damaged-<UTC time>`, with `-n` past any set-aside of the same second, so names sort by age. */
-function asideSuffix(dir: string, stamp: string): string {
-  const base = `.damaged-${stamp}`;
-  let last = -1;
-  for (const entry of readdirSync(dir)) {
-    const at = entry.indexOf(base);
-    if (at < 0) continue;
-    const rest = entry.slice(at + base.length);
-    last = Math.max(last, rest === '' ? 0 : Number(rest.slice(1)) || 0);
-  }
-  // Zero-padded so that lexical order is age order.
-  return last < 0 ? base : `${base}-${String(last + 1).padStart(4, '0')}`;
-}
 
 /** Removes all but the newest `keep` set-aside stores (each with its companions) from `dir`. */
 function pruneSetAside(dir: string, keep: number): void {
@@ -75,35 +55,6 @@ function pruneSetAside(dir: string, keep: number): void {
   }
   const oldest = [...stamps.keys()].sort().slice(0, Math.max(0, stamps.size - keep));
   for (const stamp of oldest) for (const name of stamps.get(stamp)!) rmSync(join(dir, name), { recursive: true, force: true });
-}
-
-/** Renames `names` (those present) in `dir` out of the way; returns the new name of the first. */
-function setAside(dir: string, names: readonly string[]): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  const suffix = asideSuffix(dir, stamp);
-  let first = '';
-  for (const name of names) {
-    if (lstatOrNull(join(dir, name)) === null) continue;
-    const target = name + suffix;
-    renameSync(join(dir, name), join(dir, target));
-    first ||= target;
-  }
-  return first;
-}
-
-/** `.rift/` as a real directory of this workspace: anything else in its place is moved aside first. */
-function stateDir(root: string): string {
-  const dir = join(root, STATE_DIR);
-  const st = lstatOrNull(dir);
-  if (st && !st.isDirectory()) {
-    // A symlink here would put the store (and every write to it) outside the workspace.
-    const kept = setAside(root, [STATE_DIR]);
-    log('warn', 'index.store', 'state directory set aside', { reason: kindOf(st), kept });
-  }
-  if (!st || !st.isDirectory()) mkdirSync(dir);
-  const ignore = join(dir, '.gitignore');
-  if (lstatOrNull(ignore) === null) writeFileSync(ignore, '*\n');
-  return dir;
 }
 
 /** Opens the database file and reads enough of it to know it is a store of this schema. */
@@ -123,7 +74,7 @@ function openChecked(file: string): Store {
 function shapeDamage(dir: string): string | null {
   for (const name of [DB_FILE, ...COMPANIONS.map((c) => DB_FILE + c)]) {
     const st = lstatOrNull(join(dir, name));
-    if (st && !st.isFile()) return `${name} is ${kindOf(st)}`;
+    if (st && !st.isFile()) return `${name} is ${entryKind(st)}`;
   }
   return null;
 }
@@ -136,7 +87,7 @@ function shapeDamage(dir: string): string | null {
 export function openStore(root: string): Store {
   let dir: string;
   try {
-    dir = stateDir(root);
+    dir = ensureStateDir(root);
   } catch (e) {
     return inMemory((e as NodeJS.ErrnoException).code ?? (e as Error).message);
   }

@@ -188,7 +188,7 @@ describe('a damaged .rift/rift.db is set aside and rebuilt; the server starts', 
       const outside = join(scratch, `${p.name.replace(/\W+/g, '-')}.outside.db`);
       p.damage(db, root, outside);
       const outsideBefore = existsSync(outside) ? readFileSync(outside) : null;
-      const rift = await startRift(root);
+      const rift = await startRift(root, {}, { standalone: true });
       let failures = 0;
       /** A read, retried once when it answers storage_failure (the store is then being rebuilt). */
       const read = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
@@ -246,7 +246,7 @@ describe('a damaged .rift/rift.db is set aside and rebuilt; the server starts', 
         }
       }
       if (!p.unmovable) {
-        const again = await startRift(root);
+        const again = await startRift(root, {}, { standalone: true });
         try {
           assert.equal(((await again.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
           assert.doesNotMatch(again.stderr(), /set aside/, 'the rebuilt store is kept');
@@ -255,6 +255,48 @@ describe('a damaged .rift/rift.db is set aside and rebuilt; the server starts', 
         }
       }
     });
+  }
+});
+
+test('through the workspace server (rift mcp by default), a damaged store is set aside and rebuilt', async () => {
+  const root = tempWorkspace(FILES);
+  try {
+    const built = spawnSync(process.execPath, ['--import', tsx, entry, 'index', '--json'], { cwd: root, encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    overwrite(join(root, '.rift', 'rift.db'), 0, Buffer.alloc(100));
+    const rift = await startRift(root);
+    try {
+      assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
+      assert.match(readFileSync(join(root, '.rift', 'server.log'), 'utf8'), /WARN +index\.store: damaged index set aside; rebuilding it from the tree reason=SQLITE_NOTADB kept=\.rift\/rift\.db\.damaged-/);
+    } finally {
+      await rift.close();
+    }
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+test('rift mcp over a .rift/ nothing can be written to serves in its own process', async (t) => {
+  const root = tempWorkspace(FILES);
+  if (!immutableSupported(root)) {
+    removeWorkspace(root);
+    t.skip('needs chattr +i (root on a filesystem with inode flags)');
+    return;
+  }
+  mkdirSync(join(root, '.rift'));
+  spawnSync('chattr', ['+i', join(root, '.rift')]);
+  try {
+    const rift = await startRift(root);
+    try {
+      assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
+      assert.match(rift.stderr(), /WARN +mcp: serving in this process: \.rift\/ is not writable/);
+      assert.match(rift.stderr(), /index kept in memory/);
+    } finally {
+      await rift.close();
+    }
+  } finally {
+    spawnSync('chattr', ['-i', join(root, '.rift')]);
+    removeWorkspace(root);
   }
 });
 

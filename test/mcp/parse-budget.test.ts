@@ -49,13 +49,14 @@ test('a parse past the time budget never holds reads and leaves the file unparse
 
 test('a warm start keeps the unparsed file and its reason without parsing it again', async () => {
   const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n', 'slow.py': SLOW });
-  let rift = await startRift(root);
+  // Standalone: each start is its own process over the persisted store (a warm start).
+  let rift = await startRift(root, {}, { standalone: true });
   try {
     assert.equal((await rift.fail('nodes', { path: 'slow.py', position: 0 })).data.code, 'content_unavailable');
   } finally {
     await rift.close();
   }
-  rift = await startRift(root);
+  rift = await startRift(root, {}, { standalone: true });
   try {
     assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as Symbols).hits.length, 1);
     assert.match(rift.stderr(), /reparsed=0\b/, 'nothing parsed on the warm start');
