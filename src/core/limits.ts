@@ -44,6 +44,12 @@ export const HOOK_QUOTE_BYTES_MAX = 1024;
 export const HOOK_DRAIN_BYTES_MAX = 64 * 1024 * 1024;
 /** Edit-graph budget for counting changed lines; past it the count falls back to the changed region. */
 export const LINE_DIFF_BUDGET = 4_000_000;
+/** Parse worker exits in a row (no answer between them) one indexing run survives before it fails. */
+export const WORKER_EXITS_MAX = 8;
+/** A parse worker silent this long past its files' parse budgets is stuck: it is replaced. */
+export const WORKER_STALL_MS = 30_000;
+/** Heap of one parse worker: past it the worker alone ends (and is replaced), never the process. */
+export const PARSE_WORKER_HEAP_MB = 1024;
 /** Files one search may parse on demand through `paths.force_include`. */
 export const FORCE_INCLUDE_FILES_MAX = 256;
 /**

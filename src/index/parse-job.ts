@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Declaration, LanguageId } from '../syntax/types.ts';
+import { log } from '../core/log.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { extractDeclarations } from '../syntax/declarations.ts';
 import { SyntaxLimitError } from '../syntax/runtime.ts';
@@ -90,7 +91,14 @@ function ownText(bytes: Uint8Array, d: Declaration, all: readonly Declaration[],
 }
 
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
-  const read = readSourceFileSync(root, item.path, maxFileBytes);
+  let read: ReturnType<typeof readSourceFileSync>;
+  try {
+    read = readSourceFileSync(root, item.path, maxFileBytes);
+  } catch (e) {
+    // An error the reader does not classify (EINVAL from a device, say) leaves this one file out.
+    log('warn', 'index.read', 'file left out: unclassified read error', { path: item.path, error: (e as NodeJS.ErrnoException).code ?? 'unknown' });
+    return { path: item.path, ok: false, reason: 'unreadable' };
+  }
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
   const { bytes, sha256, mtimeMs } = read;
   let declarations: Declaration[] | null = null;

@@ -137,6 +137,7 @@ const SKIP_REASONS: Readonly<Record<string, string>> = {
   syntax_nodes: `its syntax tree has more than ${SYNTAX_NODES_MAX} nodes; it is searchable as text`,
   syntax_depth: `its syntax tree is nested deeper than ${SYNTAX_DEPTH_MAX}; it is searchable as text`,
   parse_error: 'the syntax provider failed on it; it is searchable as text',
+  worker_exit: 'reading and parsing it ended the parse worker twice (out of memory, or a crash)',
 };
 
 /**
