@@ -24,6 +24,18 @@ export const WORKSPACE_PAGE_SOURCES_MAX = 1000;
 export const INITIAL_INDEX_WAIT_MS = 120_000;
 /** Watcher events are coalesced for this long before an incremental batch runs. */
 export const WATCH_DEBOUNCE_MS = 15;
+/**
+ * Watcher events in one batch past which some may have been lost (the kernel's inotify queue
+ * holds 16,384 by default, and the backend drops an overflow silently): the watcher is
+ * resubscribed and the tree rescanned.
+ */
+export const WATCH_BURST_EVENTS = 1000;
+/** Shortest time between two watcher resyncs; one asked for sooner runs when it has passed. */
+export const WATCH_RESYNC_INTERVAL_MS = 2000;
+/** First wait before a failed watcher is subscribed again (the tree is rescanned each time); doubles. */
+export const WATCH_RETRY_MS = 1000;
+/** Longest wait between retries of a failed watcher. */
+export const WATCH_RETRY_MAX_MS = 30_000;
 /** Largest `body` a change tool accepts (resolved bytes, inline or from `{file}`). */
 export const CHANGE_BODY_BYTES_MAX = 1024 * 1024;
 /** Largest `patch` body (resolved bytes). */

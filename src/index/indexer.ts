@@ -11,11 +11,12 @@ import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { Visibility, type SourcePolicy } from '../workspace/visibility.ts';
 import { walkWorkspace, compareProjectPaths, nfcConflict } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
-import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
+import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { Store, type FileUpdate } from './store.ts';
 import { replaceDamaged, storeDamage } from './store-open.ts';
+import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 
@@ -111,7 +112,12 @@ export class Indexer {
   private readonly inflight = new Set<string>();
   private policyDirty = false;
   private timer: NodeJS.Timeout | null = null;
-  private watcher: { close(): Promise<void> } | null = null;
+  private watcher: WatchSupervisor | null = null;
+  /** Paths a reconcile found changed and has not published yet (reads warn about them). */
+  private readonly reconciling = new Set<string>();
+  /** Bumped whenever the observed paths change; `observedRevision` is recomputed only then. */
+  private observedVersion = 0;
+  private observed: { version: number; value: { captured: string; indexed: string } | null } | null = null;
   private readonly debounceMs: number;
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private built: { config: WorkspaceConfig; promise: Promise<BuildStats> } | null = null;
@@ -272,6 +278,11 @@ export class Indexer {
     let skipped = walk.skipped.length + [...skippedBefore.keys()].filter((p) => entries.has(p) && !queued.has(p)).length;
     let reparsed = 0;
 
+    // Until the next publication, reads warn about what this reconcile found changed (the
+    // watcher may never have reported it); a reconcile that fails leaves them warned about.
+    for (const w of work) this.reconciling.add(w.path);
+    for (const p of deletions) this.reconciling.add(p);
+    this.observedVersion++;
     if (deletions.length > 0) this.store.applyBatch([], [], deletions);
     onProgress?.({ phase: 'parse', done: 0, total: work.length });
     let done = 0;
@@ -335,21 +346,33 @@ export class Indexer {
 
   private publish(revision: string): void {
     this.digests = null;
+    this.reconciling.clear();
+    this.observedVersion++;
     this.current = { revision, generation: this.current.generation + 1 };
     for (const l of this.listeners) l(this.current);
   }
 
-  /** Starts the watcher; external creates, edits, renames and deletes apply incrementally. */
+  /**
+   * Starts the watcher; external creates, edits, renames and deletes apply incrementally. A
+   * watcher that cannot start does not stop the server: it is retried, the tree rescanned.
+   */
   async watch(): Promise<void> {
     if (this.watcher) return;
-    this.watcher = await watchWorkspace(
-      this.root,
-      (events) => this.enqueue(events),
-      (err) => log('warn', 'index.watch', 'watcher failed', { error: err.message }),
-    );
+    this.watcher = new WatchSupervisor(this.root, (events) => this.enqueue(events), (resync) => this.rescan(resync));
+    await this.watcher.start();
+  }
+
+  /** A full reconcile in the lane for what the watcher may have missed, after resubscribing when asked. */
+  private rescan(resync: string | null): void {
+    const reconcile = async () => void (await this.reconcile());
+    void this.serialize(async () => {
+      if (resync !== null) await this.watcher?.resync(resync);
+      await this.recovering(reconcile, reconcile);
+    }).catch((err: Error) => log('warn', 'index.update', 'rescan failed', { error: err.message }));
   }
 
   private enqueue(events: readonly WatchEvent[]): void {
+    this.observedVersion++;
     for (const e of events) {
       if (isPolicyFile(e.path)) this.policyDirty = true;
       this.pending.add(e.path);
@@ -370,6 +393,14 @@ export class Indexer {
     this.pending.clear();
     for (const p of paths) this.inflight.add(p);
     try {
+      // Events may have been lost (a burst past the kernel's queue, directories made faster than
+      // they were watched): watch the tree afresh, then walk it.
+      const resync = this.watcher?.needsResync((p) => this.isVisibleDirectory(p)) ?? null;
+      if (resync !== null) {
+        await this.watcher!.resync(resync);
+        await this.reconcile();
+        return;
+      }
       if (this.policyDirty || !this.visibility || !this.selection || this.touchesDirectory(paths) || this.touchesUnicodeForms(paths)) {
         this.policyDirty = false;
         this.configLoader.current(); // an invalid rift.toml keeps the last index; reads are gated anyway
@@ -384,6 +415,7 @@ export class Indexer {
       await this.applyPaths(paths);
     } finally {
       for (const p of paths) this.inflight.delete(p);
+      this.observedVersion++;
     }
   }
 
@@ -441,6 +473,14 @@ export class Indexer {
     }
   }
 
+  private isVisibleDirectory(path: string): boolean {
+    try {
+      return lstatSync(join(this.root, path)).isDirectory() && (this.visibility?.isVisible(path, true) ?? true);
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * A path whose name is not NFC, or that shares its NFC form with another entry, changes which
    * files are addressable (F.2 rule 24): the walk decides, as it does for the whole tree.
@@ -470,11 +510,21 @@ export class Indexer {
    * the store's files with every pending path replaced by its bytes on disk now.
    */
   observedRevision(): { captured: string; indexed: string } | null {
-    if (this.pending.size === 0 && this.inflight.size === 0) return null;
+    if (this.pending.size === 0 && this.inflight.size === 0 && this.reconciling.size === 0) return null;
+    // Every change to what was observed comes with an event (or a publication), which bumps the
+    // version: between them, reads share one computation instead of re-reading every path.
+    if (this.observed?.version === this.observedVersion) return this.observed.value;
+    const version = this.observedVersion;
+    const value = this.computeObservedRevision();
+    this.observed = { version, value };
+    return value;
+  }
+
+  private computeObservedRevision(): { captured: string; indexed: string } | null {
     this.digests ??= this.store.digests();
     const rows = new Map(this.digests);
     const maxFileBytes = this.selection?.config.source.max_file_bytes ?? Number.MAX_SAFE_INTEGER;
-    for (const p of new Set([...this.pending, ...this.inflight])) {
+    for (const p of new Set([...this.pending, ...this.inflight, ...this.reconciling])) {
       const visible = this.visibility?.isVisible(p) ?? true;
       const r = visible ? readSourceFileSync(this.root, p, maxFileBytes) : null;
       if (r && r.ok) rows.set(p, r.sha256);

@@ -91,3 +91,19 @@ test('rift mcp over a workspace with procfs and sysfs mounted inside starts, ser
     removeWorkspace(root);
   }
 });
+
+test('a directory chain longer than PATH_MAX is left out of the walk; the rest is indexed', () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n' });
+  try {
+    const chain = 'import os, sys\nos.chdir(sys.argv[1])\nfor _ in range(22):\n    os.mkdir("d" * 200)\n    os.chdir("d" * 200)\nopen("deep.py", "w").write("def deep(): pass\\n")\n';
+    assert.equal(spawnSync('python3', ['-c', chain, root]).status, 0);
+    const r = rift(['index', '--json'], root);
+    assert.equal(r.code, 0, r.stderr);
+    const stats = JSON.parse(r.stdout);
+    assert.equal(stats.files, 1);
+    assert.equal(stats.skipped, 1, 'the first directory the system cannot open is counted as skipped');
+  } finally {
+    // rm walks the chain relatively; Node's rmSync cannot name paths past PATH_MAX.
+    spawnSync('rm', ['-rf', root]);
+  }
+});
