@@ -27,8 +27,19 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   log('info', 'mcp', 'MCP server starting', { version, standalone: true });
   const { Engine } = await import('../services/engine.ts');
   const { createMcpServer, serveStdio } = await import('../mcp/server.ts');
+  const { LogCapture } = await import('../services/log-capture.ts');
   const engine = await Engine.open(root, { watch: true });
-  const server = createMcpServer({ read: engine.read, search: engine.search, change: engine.change }, version);
+  // Captured from here on: the engine is open, so the workspace database is.
+  const logs = new LogCapture(engine.root, engine.config);
+  const server = createMcpServer(
+    {
+      read: engine.read,
+      search: engine.search,
+      change: engine.change,
+      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+    },
+    version,
+  );
   // The first build runs while the client initializes; reads wait for it.
   engine.build().catch((err: Error) => log('warn', 'index.build', 'index build failed', { error: err.message }));
   const closed = new Promise<void>((resolve) => {
@@ -40,5 +51,6 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   await closed;
   await engine.close();
   log('info', 'mcp', 'MCP server stopped');
+  logs.close();
   return 0;
 }

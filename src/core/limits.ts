@@ -94,3 +94,17 @@ export const DIFF_LINES_SHOWN_MAX = 200;
 export const FRAME_MS = 33;
 /** Damaged stores kept under `.rift/` (as `rift.db.damaged-<time>`) after being set aside; older ones are removed. */
 export const DAMAGED_STORES_KEPT = 2;
+/** Most hops one traversal walks (`traversal.depth`). */
+export const TRAVERSAL_DEPTH_MAX = 8;
+/** Most symbols one traversal visits before it stops with `traversal_truncated`. */
+export const TRAVERSAL_NODES_MAX = 1000;
+/** Log events waiting for the writer; past it, events are dropped and the drop is recorded. */
+export const LOG_QUEUE_MAX = 512;
+/** How long an admitted log event waits before the writer runs. */
+export const LOG_FLUSH_MS = 50;
+/** Hubs `rift://map` lists. */
+export const MAP_HUBS_MAX = 20;
+/** Directory levels `rift://map` modules unfold; deeper directories fold into their ancestor at this depth. */
+export const MAP_MODULE_DEPTH = 3;
+/** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
+export const VERIFIED_FILES_MAX = 65_536;

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
-import { treeRevision } from '../core/digest.ts';
+import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { RiftError } from '../core/errors.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
@@ -14,11 +14,12 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileUpdate } from './store.ts';
+import { Store, type FileUpdate, type StoredFile } from './store.ts';
 import { replaceDamaged, storeDamage } from './store-open.ts';
 import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
+import { RelationGraph } from './graph/graph.ts';
 
 // Keeps `.rift/rift.db` equal to the visible tree: a full reconcile on start (parsing
 // only what changed since the store last saw it), then incremental batches from the
@@ -29,8 +30,12 @@ import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts'
  * on the main thread; larger ones, and every batch of a serving indexer, use workers.
  */
 const INLINE_PARSE_MAX = 24;
-/** A reconcile that parsed more files than this merges the full-text segments it wrote. */
-const OPTIMIZE_AFTER_FILES = 256;
+/** Files a build writes in one transaction, at most. */
+const WRITE_BATCH_FILES = 128;
+/** A build commits what it has parsed at least this often (ms), so reads see it. */
+const WRITE_INTERVAL_MS = 250;
+/** A reconcile that parses more files than this writes in bulk mode (one full-text merge at the end). */
+const BULK_AFTER_FILES = 256;
 
 export interface Snapshot {
   /** 8-hex tree revision of what the store holds. */
@@ -51,8 +56,12 @@ export interface BuildStats {
 
 export interface BuildProgress {
   phase: 'walk' | 'parse';
+  /** Files read so far of the `total` this build reads. */
   done: number;
   total: number;
+  /** Of those read: stored (parsed or text) and left out (skipped, with a reason). */
+  stored?: number;
+  skipped?: number;
 }
 
 export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
@@ -86,7 +95,7 @@ export class Selection {
     const entry = languageFor(this.config, path);
     const language = syntaxLanguageOf(entry);
     const textSelected = this.text.include.matches(path) && !this.text.exclude.matches(path);
-    return { path, language, keepContent: textSelected || entry !== null };
+    return { path, language, keepContent: textSelected || entry !== null, relations: language !== null && this.config.providers.binding.enabled };
   }
 }
 
@@ -102,6 +111,8 @@ export class Indexer {
   readonly root: string;
   /** Replaced when the store turns out damaged (see `storeFault`). */
   private storeRef: Store;
+  /** The binding provider's relationship graph, kept in the store's database (replaced with it). */
+  private graphRef: RelationGraph;
   private readonly configLoader: ConfigLoader;
   private current: Snapshot;
   private visibility: Visibility | null = null;
@@ -113,8 +124,11 @@ export class Indexer {
   private policyDirty = false;
   private timer: NodeJS.Timeout | null = null;
   private watcher: WatchSupervisor | null = null;
-  /** Paths a reconcile found changed and has not published yet (reads warn about them). */
-  private readonly reconciling = new Set<string>();
+  /**
+   * Paths a reconcile found changed and has not published yet (reads warn about them), with the
+   * digest their walk gives them (see walkedDigest), null for a deletion: reads never re-read them.
+   */
+  private readonly reconciling = new Map<string, string | null>();
   /** Bumped whenever the observed paths change; `observedRevision` is recomputed only then. */
   private observedVersion = 0;
   private observed: { version: number; value: { captured: string; indexed: string } | null } | null = null;
@@ -125,6 +139,15 @@ export class Indexer {
   private digests: Map<string, string> | null = null;
   /** The configuration the store was last fully reconciled under. */
   private reconciledConfig: WorkspaceConfig | null = null;
+  /**
+   * While a long build runs and has stored its first files: the revision of the walked tree it
+   * is building, and the partial revision of what is stored so far (per generation).
+   */
+  private partial: { captured: string; indexed: { generation: number; revision: string } | null } | null = null;
+  /** Reads waiting for a long build's first stored batch (or its end). */
+  private earlyReaders: Array<() => void> = [];
+  /** Visible files the last reconcile left out, with the reason, in path order. */
+  private leftOut: Array<{ path: string; reason: string }> = [];
 
   private readonly parseInWorkers: boolean;
 
@@ -135,6 +158,7 @@ export class Indexer {
     if (this.parseInWorkers) this.pool = new WorkerPool();
     this.configLoader = configLoader;
     this.storeRef = store;
+    this.graphRef = this.attach(store);
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
     const env = Number(process.env.RIFT_WATCH_DEBOUNCE_MS);
     this.debounceMs = Number.isFinite(env) && env >= 0 && process.env.RIFT_WATCH_DEBOUNCE_MS ? env : WATCH_DEBOUNCE_MS;
@@ -147,6 +171,19 @@ export class Indexer {
   /** The store of the published snapshot. */
   get store(): Store {
     return this.storeRef;
+  }
+
+  /** The binding provider's relationship graph, kept in the same database as the store. */
+  get graph(): RelationGraph {
+    return this.graphRef;
+  }
+
+  /** Listens to `store` and opens the graph in its database. */
+  private attach(store: Store): RelationGraph {
+    // A read that finds a file's bytes changed behind the index treats it as a watcher event:
+    // reads warn `stale_index` until the file is re-indexed.
+    store.onDrift((path) => this.noteDrift(path));
+    return new RelationGraph(store.db);
   }
 
   /**
@@ -180,7 +217,8 @@ export class Indexer {
     } catch {
       // a connection to a damaged file may fail to close cleanly; it is abandoned either way
     }
-    this.storeRef = inMemory ? Store.memory() : replaceDamaged(this.root, damage);
+    this.storeRef = inMemory ? Store.memory(this.root) : replaceDamaged(this.root, damage);
+    this.graphRef = this.attach(this.storeRef);
     this.digests = null;
     this.reconciledConfig = null;
   }
@@ -219,6 +257,27 @@ export class Indexer {
     return this.built.promise;
   }
 
+  /**
+   * Resolves once reads may be answered under `config`: when the store has been reconciled,
+   * or — while a long build runs — as soon as its first batch is stored; until the build
+   * completes, reads then warn `stale_index` (see observedRevision).
+   */
+  readable(config: WorkspaceConfig): Promise<void> {
+    const built = this.ensureBuilt(config).then(() => undefined);
+    if (this.partial) return Promise.race([built, Promise.resolve()]);
+    return Promise.race([built, new Promise<void>((r) => this.earlyReaders.push(r))]);
+  }
+
+  /** True while a long build is storing files and reads are answered from what it stored so far. */
+  get building(): boolean {
+    return this.partial !== null;
+  }
+
+  /** Visible files the last reconcile left out of the index, with the reason each was. */
+  skippedFiles(): ReadonlyArray<{ path: string; reason: string }> {
+    return this.leftOut;
+  }
+
   /** The selection of the last reconcile. */
   currentSelection(): Selection {
     if (!this.selection) throw new Error('index not built');
@@ -255,6 +314,9 @@ export class Indexer {
 
     const stored = new Map(this.store.files().map((f) => [f.path, f]));
     const skippedBefore = this.store.skippedFiles();
+    const binding = config.providers.binding.enabled;
+    // Files parsed while the provider was disabled (or before it existed) lack relation facts.
+    const stale = binding ? this.graph.staleness() : null;
     const work: ParseItem[] = [];
     const entries = new Map(walk.files.map((e) => [e.path, e]));
     for (const entry of walk.files) {
@@ -264,9 +326,10 @@ export class Indexer {
       // Same size and mtime under the same configuration: nothing to read. Under a new
       // configuration the file's language may have changed, which is a re-parse.
       if (prev && prev.size === entry.size && prev.mtimeMs === entry.mtimeMs) {
-        if (config === this.reconciledConfig) continue;
+        const factsMissing = stale !== null && prev.parsed && stale(entry.path, prev.sha256);
+        if (config === this.reconciledConfig && !factsMissing) continue;
         const item = selection.item(entry.path);
-        if (prev.language === item.language) continue;
+        if (prev.language === item.language && !factsMissing) continue;
         work.push(item);
         continue;
       }
@@ -280,28 +343,78 @@ export class Indexer {
 
     // Until the next publication, reads warn about what this reconcile found changed (the
     // watcher may never have reported it); a reconcile that fails leaves them warned about.
-    for (const w of work) this.reconciling.add(w.path);
-    for (const p of deletions) this.reconciling.add(p);
+    for (const w of work) this.reconciling.set(w.path, walkedDigest(entries.get(w.path)!, stored.get(w.path)));
+    for (const p of deletions) this.reconciling.set(p, null);
     this.observedVersion++;
-    if (deletions.length > 0) this.store.applyBatch([], [], deletions);
-    onProgress?.({ phase: 'parse', done: 0, total: work.length });
+    if (deletions.length > 0) this.transaction(() => {
+      this.store.applyBatch([], [], deletions);
+      if (binding) this.graph.record([], deletions);
+    });
+    onProgress?.({ phase: 'parse', done: 0, total: work.length, stored: 0, skipped: 0 });
     let done = 0;
-    const apply = (results: ParseOutcome[]) => {
+    const write = (results: ParseOutcome[]) => {
       const { updates, touches, drops } = this.classify(results, stored);
       const skips = results.flatMap((r) => {
         const e = entries.get(r.path);
         return !r.ok && e ? [{ path: r.path, size: e.size, mtimeMs: e.mtimeMs, reason: r.reason }] : [];
       });
       skipped += skips.length;
-      reparsed += updates.filter((u) => u.declarations !== null).length;
-      this.store.applyBatch(updates, touches, drops, skips);
+      reparsed += updates.filter((u) => u.symbols !== null).length;
+      this.transaction(() => {
+        this.store.applyBatch(updates, touches, drops, skips);
+        if (binding) this.graph.record(results, drops);
+      });
       done += results.length;
-      onProgress?.({ phase: 'parse', done, total: work.length });
+      storedCount += results.length - skips.length;
+      newlySkipped += skips.length;
+      onProgress?.({ phase: 'parse', done, total: work.length, stored: storedCount, skipped: newlySkipped });
     };
-    await this.parse(work, policy.maxFileBytes, apply);
-    if (work.length > OPTIMIZE_AFTER_FILES) this.store.optimizeFullText();
+    let storedCount = 0;
+    let newlySkipped = 0;
+    if (work.length === 0 || this.parsesInline(work)) {
+      if (work.some((w) => w.language)) await initSyntax();
+      if (work.length > 0) write(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
+    } else {
+      this.pool ??= new WorkerPool();
+      const bulk = work.length > BULK_AFTER_FILES;
+      if (bulk) this.store.beginBulk(stored.size === 0);
+      // Worker batches are written in larger transactions (fewer commits and full-text
+      // segments), but at least every WRITE_INTERVAL_MS so reads see the build progress.
+      let buffer: ParseOutcome[] = [];
+      let flushed = -Infinity; // the first results are written at once: reads wait for them
+      // A long build lets reads in after its first stored batch, warning stale_index until done.
+      const captured = bulk ? walkedRevision(walk.files, stored) : null;
+      const flush = () => {
+        if (buffer.length > 0) write(buffer);
+        buffer = [];
+        flushed = performance.now();
+        if (captured !== null) this.publishPartial(captured);
+      };
+      try {
+        await this.pool.run(this.root, policy.maxFileBytes, work, (results) => {
+          buffer.push(...results);
+          if (buffer.length >= WRITE_BATCH_FILES || performance.now() - flushed >= WRITE_INTERVAL_MS) flush();
+        });
+        flush();
+      } finally {
+        if (bulk) this.store.endBulk();
+        this.partial = null;
+      }
+    }
+    if (binding) {
+      const parsed = new Set(this.store.files().filter((f) => f.parsed).map((f) => f.path));
+      this.transaction(() => {
+        this.graph.prune((path) => parsed.has(path));
+        this.graph.resolve();
+      });
+    }
     this.publish(this.store.commitRevision());
     this.reconciledConfig = config;
+    this.releaseEarlyReaders();
+    this.leftOut = [
+      ...walk.skipped,
+      ...[...this.store.skippedFiles().values()].filter((k) => entries.has(k.path)).map((k) => ({ path: k.path, reason: k.reason })),
+    ].sort((a, b) => compareProjectPaths(a.path, b.path));
     const counts = this.store.counts();
     return {
       files: counts.files,
@@ -325,7 +438,7 @@ export class Indexer {
         if (prev) drops.push(r.path);
         continue;
       }
-      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.declarations !== null) && prev.unparsed === r.unparsed) {
+      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.symbols !== null) && prev.unparsed === r.unparsed) {
         touches.push({ path: r.path, mtimeMs: r.mtimeMs, size: r.size });
       } else {
         updates.push({
@@ -334,8 +447,8 @@ export class Indexer {
           size: r.size,
           mtimeMs: r.mtimeMs,
           language: r.language,
-          bytes: r.bytes,
-          declarations: r.declarations,
+          lines: r.lines,
+          symbols: r.symbols,
           unparsed: r.unparsed,
           text: r.text,
         });
@@ -344,11 +457,31 @@ export class Indexer {
     return { updates, touches, drops };
   }
 
+  /** Store and graph writes of one batch land in one transaction. */
+  private transaction(work: () => void): void {
+    this.store.db.transaction(work)();
+  }
+
+  /** Publishes what a long build has stored so far: readers waiting for it may answer now. */
+  private publishPartial(captured: string): void {
+    this.partial = { captured, indexed: null };
+    this.digests = null;
+    this.current = { revision: this.current.revision, generation: this.current.generation + 1 };
+    this.releaseEarlyReaders();
+  }
+
+  private releaseEarlyReaders(): void {
+    const waiting = this.earlyReaders;
+    this.earlyReaders = [];
+    for (const r of waiting) r();
+  }
+
   private publish(revision: string): void {
     this.digests = null;
     this.reconciling.clear();
     this.observedVersion++;
     this.current = { revision, generation: this.current.generation + 1 };
+    log('info', 'index.publish', 'index snapshot published', { generation: this.current.generation, revision });
     for (const l of this.listeners) l(this.current);
   }
 
@@ -371,6 +504,14 @@ export class Indexer {
     }).catch((err: Error) => log('warn', 'index.update', 'rescan failed', { error: err.message }));
   }
 
+  /** A file a read found changed: queued like a watcher event, without postponing a batch already due. */
+  private noteDrift(path: string): void {
+    if (this.pending.has(path) || this.inflight.has(path)) return;
+    this.pending.add(path);
+    this.observedVersion++;
+    if (!this.timer) this.schedule();
+  }
+
   private enqueue(events: readonly WatchEvent[]): void {
     this.observedVersion++;
     for (const e of events) {
@@ -378,6 +519,10 @@ export class Indexer {
       this.pending.add(e.path);
     }
     if (this.timer) clearTimeout(this.timer);
+    this.schedule();
+  }
+
+  private schedule(): void {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.serialize(() => this.recovering(() => this.flush(), async () => void (await this.reconcile()))).catch((err: Error) =>
@@ -437,13 +582,17 @@ export class Indexer {
   /** Parses `work`, inline or in the worker pool (see IndexerOptions); `onBatch` sees each finished batch. */
   private async parse(work: readonly ParseItem[], maxFileBytes: number, onBatch: (results: ParseOutcome[]) => void): Promise<void> {
     if (work.length === 0) return;
-    if (!this.parseInWorkers && work.length <= INLINE_PARSE_MAX) {
+    if (this.parsesInline(work)) {
       if (work.some((w) => w.language)) await initSyntax();
       onBatch(work.map((item) => runParseItem(this.root, maxFileBytes, item)));
       return;
     }
     this.pool ??= new WorkerPool();
     await this.pool.run(this.root, maxFileBytes, work, onBatch);
+  }
+
+  private parsesInline(work: readonly ParseItem[]): boolean {
+    return !this.parseInWorkers && work.length <= INLINE_PARSE_MAX;
   }
 
   /** Reads and parses files outside the index (on-demand search), off the main thread when serving. */
@@ -468,7 +617,13 @@ export class Indexer {
     await this.parse(work, maxFileBytes, (batch) => results.push(...batch));
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
-      this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+      this.transaction(() => {
+        this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+        if (selection.config.providers.binding.enabled) {
+          this.graph.record(results, [...drops, ...deletions]);
+          this.graph.resolve();
+        }
+      });
       this.publish(this.store.commitRevision());
     }
   }
@@ -510,6 +665,12 @@ export class Indexer {
    * the store's files with every pending path replaced by its bytes on disk now.
    */
   observedRevision(): { captured: string; indexed: string } | null {
+    if (this.partial) {
+      // Hashing every stored row is linear in the tree: once per published batch, on demand.
+      const generation = this.current.generation;
+      if (this.partial.indexed?.generation !== generation) this.partial.indexed = { generation, revision: this.store.computeTreeRevision() };
+      return { captured: this.partial.captured, indexed: this.partial.indexed.revision };
+    }
     if (this.pending.size === 0 && this.inflight.size === 0 && this.reconciling.size === 0) return null;
     // Every change to what was observed comes with an event (or a publication), which bumps the
     // version: between them, reads share one computation instead of re-reading every path.
@@ -524,7 +685,11 @@ export class Indexer {
     this.digests ??= this.store.digests();
     const rows = new Map(this.digests);
     const maxFileBytes = this.selection?.config.source.max_file_bytes ?? Number.MAX_SAFE_INTEGER;
-    for (const p of new Set([...this.pending, ...this.inflight, ...this.reconciling])) {
+    for (const [p, digest] of this.reconciling) {
+      if (digest === null) rows.delete(p);
+      else rows.set(p, digest);
+    }
+    for (const p of new Set([...this.pending, ...this.inflight])) {
       const visible = this.visibility?.isVisible(p) ?? true;
       const r = visible ? readSourceFileSync(this.root, p, maxFileBytes) : null;
       if (r && r.ok) rows.set(p, r.sha256);
@@ -551,6 +716,22 @@ export class Indexer {
     await this.pool?.close();
     this.store.close();
   }
+}
+
+/**
+ * The revision of the tree a build walked, before it has read it all: each file contributes
+ * its stored digest when the store already holds it unchanged (same size and mtime), else a
+ * digest of its size and mtime. It names the tree the build is converging to.
+ */
+function walkedRevision(files: ReadonlyArray<{ path: string; size: number; mtimeMs: number }>, stored: ReadonlyMap<string, StoredFile>): string {
+  const rows = files.map((f) => ({ path: f.path, sha256: walkedDigest(f, stored.get(f.path)) }));
+  rows.sort((a, b) => compareProjectPaths(a.path, b.path));
+  return treeRevision(rows);
+}
+
+/** A walked file's digest before it is read: the stored one when size and mtime match, else one of its size and mtime. */
+function walkedDigest(f: { size: number; mtimeMs: number }, prev: StoredFile | undefined): string {
+  return prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs ? prev.sha256 : sha256Hex(`unread ${f.size} ${f.mtimeMs}`);
 }
 
 function isRegularFile(abs: string): boolean {

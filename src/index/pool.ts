@@ -7,9 +7,11 @@ import type { ParseItem, ParseOutcome } from './parse-job.ts';
 import { ExitBudget, parseSupervised, WorkerSlot } from './worker-slot.ts';
 
 // A small pool of parse workers (one per core). Work is handed out in batches so a
-// worker never idles while another holds a long queue.
+// worker never idles while another holds a long queue, nor while the writer stores its last batch.
 
-const BATCH = 32;
+const BATCH = 16;
+/** Batches handed to one worker before its first result is back. */
+const IN_FLIGHT = 2;
 
 /**
  * Starts a parse worker: compiled JS directly, or sources through tsx's loader (tests, dev). Its
@@ -18,7 +20,8 @@ const BATCH = 32;
 export function startParseWorker(heapMb = PARSE_WORKER_HEAP_MB): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: heapMb };
   const self = fileURLToPath(import.meta.url);
-  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits });
+  // A small young generation keeps each worker's footprint low (measured in bench/index.ts).
+  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits: { ...resourceLimits, maxYoungGenerationSizeMb: 8 } });
   // `--import` in a worker's execArgv does not install loader hooks on Node 20, so the
   // worker registers tsx itself before importing the TypeScript entry.
   const api = new URL('./index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
@@ -63,13 +66,30 @@ export class WorkerPool {
     // A failed slot stops the others handing out work; the run then rejects with its error.
     await Promise.all(
       this.slots.map(async (slot) => {
+        // Each worker holds up to IN_FLIGHT batches, so it parses the next one while the writer
+        // stores the last; results wait for the writer in a queue no longer than that.
+        const inflight: Promise<ParseOutcome[]>[] = [];
+        const refill = () => {
+          while (inflight.length < IN_FLIGHT) {
+            const batch = next();
+            if (!batch) return;
+            const parsed = parseSupervised(slot, root, maxFileBytes, batch, budget);
+            // Awaited in order below; a rejection is not unhandled meanwhile.
+            parsed.catch(() => undefined);
+            inflight.push(parsed);
+          }
+        };
         try {
-          for (let batch = next(); batch; batch = next()) {
-            const results = await parseSupervised(slot, root, maxFileBytes, batch, budget);
+          refill();
+          while (inflight.length > 0) {
+            const results = await inflight.shift()!;
+            refill();
             if (!failure) onBatch(results);
           }
         } catch (error) {
           failure ??= { error };
+          // The batches still held settle (their worker is restarted or the run failed) before the run ends.
+          await Promise.allSettled(inflight);
         }
       }),
     );

@@ -58,8 +58,8 @@ function pruneSetAside(dir: string, keep: number): void {
 }
 
 /** Opens the database file and reads enough of it to know it is a store of this schema. */
-function openChecked(file: string): Store {
-  const store = Store.openFile(file);
+function openChecked(file: string, root: string): Store {
+  const store = Store.openFile(file, root);
   try {
     store.counts();
     store.meta('tree_revision');
@@ -89,16 +89,16 @@ export function openStore(root: string): Store {
   try {
     dir = ensureStateDir(root);
   } catch (e) {
-    return inMemory((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    return inMemory(root, (e as NodeJS.ErrnoException).code ?? (e as Error).message);
   }
   const file = join(dir, DB_FILE);
   let damage = shapeDamage(dir);
   if (damage === null) {
     try {
-      return openChecked(file);
+      return openChecked(file, root);
     } catch (e) {
       damage = storeDamage(e);
-      if (damage === null) return inMemory((e as { code?: string }).code ?? (e as Error).message);
+      if (damage === null) return inMemory(root, (e as { code?: string }).code ?? (e as Error).message);
     }
   }
   return replaceDamaged(root, damage);
@@ -116,17 +116,17 @@ export function replaceDamaged(root: string, reason: string): Store {
     pruneSetAside(dir, DAMAGED_STORES_KEPT - 1);
     kept = setAside(dir, [DB_FILE, ...COMPANIONS.map((c) => DB_FILE + c)]);
   } catch (e) {
-    return inMemory(`${reason}, and it cannot be set aside (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    return inMemory(root, `${reason}, and it cannot be set aside (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   log('warn', 'index.store', 'damaged index set aside; rebuilding it from the tree', { reason, kept: `${STATE_DIR}/${kept}` });
   try {
-    return openChecked(join(dir, DB_FILE));
+    return openChecked(join(dir, DB_FILE), root);
   } catch (e) {
-    return inMemory((e as { code?: string }).code ?? (e as Error).message);
+    return inMemory(root, (e as { code?: string }).code ?? (e as Error).message);
   }
 }
 
-function inMemory(reason: string): Store {
+function inMemory(root: string, reason: string): Store {
   log('warn', 'index.store', `index kept in memory: ${STATE_DIR}/${DB_FILE} cannot be used`, { reason });
-  return Store.memory();
+  return Store.memory(root);
 }

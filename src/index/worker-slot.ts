@@ -10,7 +10,15 @@ import type { ParseItem, ParseOutcome } from './parse-job.ts';
 // of the tree is indexed; a pool whose workers keep dying fails the build with a clear error.
 
 /** A worker exited, or stopped answering, with a request outstanding. */
-export class WorkerExit extends Error {}
+export class WorkerExit extends Error {
+  constructor(
+    message: string,
+    /** Which of the slot's workers it was (see WorkerSlot.restart). */
+    readonly generation: number,
+  ) {
+    super(message);
+  }
+}
 
 interface Reply {
   id: number;
@@ -25,6 +33,10 @@ export class WorkerSlot {
   private lastError: string | null = null;
   private nextId = 1;
   private closed = false;
+  /** Counts the workers started, so a second report of one exit restarts nothing. */
+  private generation = 0;
+  /** Files sent to the current worker and not yet answered: a later batch waits behind them. */
+  private queued = 0;
 
   constructor(private readonly start: () => Worker) {
     this.worker = this.spawn();
@@ -34,6 +46,8 @@ export class WorkerSlot {
     const w = this.start();
     this.gone = null;
     this.lastError = null;
+    this.generation++;
+    this.queued = 0;
     // Without a listener an 'error' event would be thrown in the main thread.
     w.on('error', (e: Error & { code?: string }) => {
       if (w === this.worker) this.lastError = e.code ?? e.message;
@@ -44,21 +58,28 @@ export class WorkerSlot {
     return w;
   }
 
-  /** Replaces the worker (terminating it first when it still runs). */
-  restart(): void {
-    if (this.closed) return;
+  /**
+   * Replaces the worker of `generation` (terminating it first when it still runs); true when
+   * this call did, false when it was replaced already (another batch it held saw the same exit).
+   */
+  restart(generation: number): boolean {
+    if (this.closed || generation !== this.generation) return false;
     const old = this.worker;
     if (this.gone === null) void old.terminate();
     this.worker = this.spawn();
+    return true;
   }
 
   /** Sends one batch; rejects with WorkerExit when the worker exits or stays silent past its budget. */
   parse(root: string, maxFileBytes: number, items: readonly ParseItem[]): Promise<ParseOutcome[]> {
     const worker = this.worker;
-    if (this.gone !== null) return Promise.reject(new WorkerExit(this.gone));
+    const generation = this.generation;
+    if (this.gone !== null) return Promise.reject(new WorkerExit(this.gone, generation));
     const id = this.nextId++;
-    // Each file may use its whole parse budget; past that, and a margin for reading, it is stuck.
-    const stallMs = WORKER_STALL_MS + items.length * PARSE_TIME_MAX_MS;
+    // Each file may use its whole parse budget, and this batch waits behind those sent before it;
+    // past that, and a margin for reading, the worker is stuck.
+    const stallMs = WORKER_STALL_MS + (this.queued + items.length) * PARSE_TIME_MAX_MS;
+    this.queued += items.length;
     return new Promise((resolve, reject) => {
       const onMessage = (msg: Reply) => {
         if (msg.id !== id) return;
@@ -67,14 +88,15 @@ export class WorkerSlot {
       };
       const onExit = () => {
         cleanup();
-        reject(new WorkerExit(this.gone ?? 'exited'));
+        reject(new WorkerExit(this.gone ?? 'exited', generation));
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new WorkerExit(`no answer within ${stallMs} ms`));
+        reject(new WorkerExit(`no answer within ${stallMs} ms`, generation));
       }, stallMs);
       timer.unref();
       const cleanup = () => {
+        if (generation === this.generation) this.queued -= items.length;
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('exit', onExit);
@@ -134,8 +156,8 @@ export async function parseSupervised(
       return results;
     } catch (e) {
       if (!(e instanceof WorkerExit)) throw e;
-      budget.spend(e);
-      slot.restart();
+      // One exit fails every batch its worker held; it is counted, and restarted, once.
+      if (slot.restart(e.generation)) budget.spend(e);
       return null;
     }
   };

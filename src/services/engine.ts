@@ -8,6 +8,8 @@ import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
 import { ChangeService } from './change-service.ts';
+import { MapService } from './map-service.ts';
+import { WorkspaceService } from './workspace-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -25,6 +27,9 @@ export class Engine {
     readonly read: ReadService,
     readonly search: SearchService,
     readonly change: ChangeService,
+    readonly gate: ReadGate,
+    readonly map: MapService,
+    readonly workspace: WorkspaceService,
   ) {}
 
   /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
@@ -36,7 +41,10 @@ export class Engine {
     const store = openStore(root);
     const indexer = new Indexer(root, config, store, { parseInWorkers: options.watch });
     const gate = new ReadGate(root, config, indexer);
-    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer));
+    const engine = new Engine(
+      root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer),
+      gate, new MapService(root, indexer), new WorkspaceService(config, indexer),
+    );
     if (options.watch) await indexer.watch();
     return engine;
   }
@@ -55,6 +63,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    this.map.close();
     await this.indexer.close();
   }
 }

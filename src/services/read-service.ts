@@ -54,8 +54,9 @@ export class ReadService {
         line: row.line,
       };
       if (include.has('source')) {
-        const f = store.file(row.path);
-        const span = f ? store.contentRange(f.id, row.span_start, row.span_end) : null;
+        // A file changed behind the index has no source here: its spans describe bytes it no
+        // longer holds, and the drift makes the result warn `stale_index`.
+        const span = store.indexedRange(row.path, row.span_start, row.span_end);
         if (span) {
           hit.node = {
             id: nodeId(row.language, row.path, row.span_start, row.span_end, digest8(span)),
@@ -98,11 +99,23 @@ export class ReadService {
     }
     if (file && language !== null && !file.parsed && file.unparsed) {
       // The indexer could not bound this file's parse; parsing it here would not either.
-      throw new RiftError('content_unavailable', [['path', input.path], ['reason', SKIP_REASONS[file.unparsed] ?? file.unparsed]]);
+      throw new RiftError('content_unavailable', [['path', input.path], ['reason', describeSkip(file.unparsed)]]);
     }
-    const bytes = file && language ? store.content(file.id) : null;
-    if (!file || !bytes || !language) {
-      throw new RiftError('resource_not_found', [['path', input.path]]);
+    if (!file && language && this.indexer.building && existsSync(join(this.root, input.path))) {
+      throw new RiftError('temporarily_unavailable', [
+        ['path', input.path],
+        ['reason', 'the index is still being built and has not reached this file'],
+      ]);
+    }
+    if (!file || !language) throw new RiftError('resource_not_found', [['path', input.path]]);
+    const bytes = store.indexedBytes(input.path);
+    if (!bytes) {
+      // The file changed behind the index, which now re-reads it: no node can be given for
+      // bytes the index does not hold, and the old ones are never served.
+      throw new RiftError('temporarily_unavailable', [
+        ['path', input.path],
+        ['reason', 'stale_index: the file changed on disk since it was indexed and is being re-indexed'],
+      ]);
     }
     const declarations = store.symbolsOfFile(input.path);
     const nodes: Node[] = nodesAt(language as LanguageId, bytes, input.position).map((n) => {
@@ -138,7 +151,15 @@ const SKIP_REASONS: Readonly<Record<string, string>> = {
   syntax_depth: `its syntax tree is nested deeper than ${SYNTAX_DEPTH_MAX}; it is searchable as text`,
   parse_error: 'the syntax provider failed on it; it is searchable as text',
   worker_exit: 'reading and parsing it ended the parse worker twice (out of memory, or a crash)',
+  symlink: 'it is a symbolic link (walks never follow links)',
+  not_regular: 'it is not a regular file',
+  depth: 'it lies deeper than the workspace depth bound',
 };
+
+/** A skip reason the indexer recorded, in words. */
+export function describeSkip(reason: string): string {
+  return SKIP_REASONS[reason] ?? reason;
+}
 
 /**
  * Why an existing visible file is not in the index: what the indexer recorded, its size over

@@ -1,5 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -39,6 +42,7 @@ export class Pane {
   private constructor(
     private readonly socket: string,
     private readonly target: string,
+    private readonly statusFile: string,
   ) {}
 
   static async open(o: PaneOptions): Promise<Pane> {
@@ -52,11 +56,15 @@ export class Pane {
       LANG: 'C.UTF-8',
       ...o.env,
     };
-    const command = [
+    // The exit status goes to a file through a shell that waits for rift: under load tmux can
+    // leave its dead child unreaped (a zombie), and then never reports the pane's exit status.
+    const statusFile = join(mkdtempSync(join(tmpdir(), 'rift-tui-status-')), 'status');
+    const rift = [
       'env', '-i', ...Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)),
       quote(process.execPath), '--import', quote(TSX), quote(ENTRY), ...o.args.map(quote),
     ].join(' ');
-    const pane = new Pane(socket, 'rift');
+    const command = `${rift}; echo $? > ${quote(statusFile)}`;
+    const pane = new Pane(socket, 'rift', statusFile);
     // The history limit applies to panes created after it is set: set it first, in the same call.
     await pane.tmux('-f', '/dev/null', 'set-option', '-g', 'history-limit', '20000', ';', 'set-option', '-g', 'remain-on-exit', 'on', ';',
       'new-session', '-d', '-s', 'rift', '-x', String(o.cols ?? 80), '-y', String(o.rows ?? 24), '-c', o.cwd, command);
@@ -102,10 +110,14 @@ export class Pane {
     await this.tmux('pipe-pane', '-o', '-t', this.target, `cat >> ${quote(file)}`);
   }
 
+  /** rift's exit status once it has exited, else null. */
   async exited(): Promise<number | null> {
-    const out = await this.tmux('display-message', '-p', '-t', this.target, '#{pane_dead} #{pane_dead_status}');
-    const [dead, status] = out.trim().split(' ');
-    return dead === '1' ? Number(status) : null;
+    try {
+      const text = readFileSync(this.statusFile, 'utf8');
+      return text.endsWith('\n') ? Number(text.trim()) : null;
+    } catch {
+      return null;
+    }
   }
 
   /** Polls until `pred` holds for the screen (or the history); returns that capture. */
@@ -123,5 +135,6 @@ export class Pane {
 
   async close(): Promise<void> {
     await this.tmux('kill-server').catch(() => {});
+    rmSync(dirname(this.statusFile), { recursive: true, force: true });
   }
 }
