@@ -8,6 +8,8 @@ export const GET_SYMBOL_LIMIT_DEFAULT = 5;
 export const SEARCH_LIMIT_DEFAULT = 20;
 export const NAME_LENGTH_MAX = 4096;
 export const PROJECT_PATH_BYTES_MAX = 4096;
+/** Bytes of one project path segment: the longest file name Linux filesystems hold (NAME_MAX). */
+export const PATH_SEGMENT_BYTES_MAX = 255;
 export const ID_LENGTH_MAX = 8192;
 export const SYNTAX_NODES_MAX = 250_000;
 export const SYNTAX_DEPTH_MAX = 512;

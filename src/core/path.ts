@@ -1,4 +1,4 @@
-import { PROJECT_PATH_BYTES_MAX } from './limits.ts';
+import { PATH_SEGMENT_BYTES_MAX, PROJECT_PATH_BYTES_MAX } from './limits.ts';
 
 // Project paths: workspace-relative, `/`-separated, NFC, never naming rift's own state.
 
@@ -43,6 +43,8 @@ export function projectPathViolation(path: string): PathViolation | null {
     if (s === '.' || s === '..') return 'dot_segment';
   }
   for (const s of segments) if (s === '') return 'empty_segment';
+  // No filesystem holds a longer name: refused here, not met as ENAMETOOLONG on the way to disk.
+  for (const s of segments) if (Buffer.byteLength(s, 'utf8') > PATH_SEGMENT_BYTES_MAX) return 'too_long';
   if (path.normalize('NFC') !== path) return 'non_canonical_unicode';
   if (segments.includes('.rift')) return 'rift_state';
   return null;
