@@ -1,8 +1,8 @@
-import { closeSync, fstatSync, openSync, constants } from 'node:fs';
+import { closeSync, fstatSync, openSync, realpathSync, constants } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { invalidField, limitExceeded } from '../core/errors.ts';
-import { pseudoFilesystem } from '../workspace/filesystems.ts';
+import { RiftError, invalidField, limitExceeded } from '../core/errors.ts';
 import { readBounded } from '../workspace/safe-open.ts';
+import { specialFilesystemOf } from '../workspace/special-fs.ts';
 
 // BodySource (reference A.5): inline text, or `{"file": "/abs/path"}` the server reads itself.
 // The bound applies to the resolved bytes, so both forms cross it the same way. A file on a
@@ -20,15 +20,19 @@ export function resolveBodySource(field: 'body' | 'patch', source: BodySourceVal
   if (!isAbsolute(path)) throw invalidField(`${field}.file`, 'not an absolute path; `file` names a path on the server machine, such as /tmp/body.txt');
   let fd: number;
   try {
+    // Kernel files (/proc, /sys) report a size of 0 and change as they are read: never a body.
+    const special = specialFilesystemOf(realpathSync(path));
+    if (special !== null) {
+      throw invalidField(`${field}.file`, `on the kernel pseudo-filesystem ${special}; write the body to an ordinary file, such as /tmp/body.txt`);
+    }
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
+    if (e instanceof RiftError) throw e;
     throw invalidField(`${field}.file`, `unreadable (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw invalidField(`${field}.file`, 'not a regular file');
-    const pseudo = pseudoFilesystem(`/proc/self/fd/${fd}`) ?? pseudoFilesystem(path);
-    if (pseudo) throw invalidField(`${field}.file`, `on the special filesystem ${pseudo}, whose files have no stable size or content; copy the bytes to a regular file first`);
     if (st.size > maxBytes) throw limitExceeded(field, maxBytes, st.size);
     const bytes = readBounded(fd, st.size, maxBytes);
     if (bytes === null) throw limitExceeded(field, maxBytes, maxBytes + 1);

@@ -20,7 +20,7 @@ export async function runCallers(argv: readonly string[], direction: 'incoming' 
   const depth = intFlag(values.depth, 'depth') ?? 1;
   const facets = (values.facets ?? DEFAULT_FACETS.join(',')).split(',').filter((f) => f !== '');
   const paging = pageFlags(values, 1000);
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     const seed = await symbolArgument(engine, positionals[0]);
     const result = await engine.search.search({

@@ -12,7 +12,7 @@ const REDRAW_MS = 80;
 
 export async function runIndex(argv: readonly string[]): Promise<number> {
   const { values } = parse(argv, { ...WORKSPACE, json: { type: 'boolean' }, skipped: { type: 'boolean' } }, 0);
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     const tty = process.stderr.isTTY === true && !values.json;
     const bar = progressBar((text) => process.stderr.write(`\r\x1b[2K${text}`));

@@ -58,9 +58,10 @@ export const HELP = `rift ${VERSION} — read and change code by meaning
 Usage:
 ${USAGE.replace(/^/gm, '  ').replace(/ +$/, '')}
 A <symbol> is a SymbolId (rift://symbol/…) or a name matching one declaration.
-The workspace defaults to the current directory. Configuration: rift.toml at the
-workspace root (see docs/configuration.md). Tools: docs/mcp.md. Trust
-boundaries, the sandbox and what a cloned repository can do: docs/security.md.
+The workspace defaults to the current directory (never the filesystem root: name it with
+--workspace DIR there). Configuration: rift.toml at the workspace root (see
+docs/configuration.md). Tools: docs/mcp.md. Trust boundaries, the sandbox and what a cloned
+repository can do: docs/security.md.
 
 rift index counts: files indexed; parsed, those a language provider read declarations from;
 re-parsed, those parsed in this run (new or changed since the last); removed, those gone since
@@ -147,6 +148,9 @@ export function reportError(err: unknown): number {
     process.stderr.write(`rift: ${err.message}\nRun 'rift --help' for usage.\n`);
     return 2;
   }
-  process.stderr.write(`rift: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  // An unclassified failure prints its message; the stack only when debugging asks for it.
+  const debug = process.env.RIFT_LOG === 'debug';
+  const text = err instanceof Error ? (debug ? (err.stack ?? err.message) : err.message) : String(err);
+  process.stderr.write(`rift: internal_error: ${text}\n${debug ? '' : 'Run with RIFT_LOG=debug for the full trace.\n'}`);
   return 1;
 }

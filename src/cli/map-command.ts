@@ -7,7 +7,7 @@ import { describeSymbol } from './symbol-arg.ts';
 
 export async function runMap(argv: readonly string[]): Promise<number> {
   const { values } = parse(argv, { ...WORKSPACE, json: { type: 'boolean' } }, 0);
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     await engine.build();
     const map = engine.map.current();

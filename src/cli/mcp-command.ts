@@ -9,11 +9,16 @@ const OPTIONS = { ...WORKSPACE, standalone: { type: 'boolean' } } as const;
 
 export async function runMcp(argv: readonly string[], version: string): Promise<number> {
   const { values } = parse(argv, OPTIONS, 0);
-  if (!values.standalone) {
-    // The proxy loads no index, parser or store code: it stays small beside the server.
-    const { canonicalRoot } = await import('../workspace/root.ts');
+  // The proxy loads no index, parser or store code: it stays small beside the server.
+  const { canonicalRoot } = await import('../workspace/root.ts');
+  const { stateDirWritable } = await import('../workspace/state-dir.ts');
+  const root = canonicalRoot(values.workspace);
+  // The shared server needs `.rift/` for its lock and log; where nothing can be written there
+  // (a read-only checkout), this process serves alone, its index in memory.
+  const shared = !values.standalone && stateDirWritable(root);
+  if (!values.standalone && !shared) log('warn', 'mcp', 'serving in this process: .rift/ is not writable, so no workspace server can start');
+  if (shared) {
     const { McpProxy } = await import('../mcp/proxy.ts');
-    const root = canonicalRoot(values.workspace ?? '.');
     log('info', 'mcp', 'MCP proxy starting', { version });
     await new McpProxy({ root, version, note: (s) => process.stderr.write(`${s}\n`) }).run();
     log('info', 'mcp', 'MCP proxy stopped');
@@ -23,7 +28,7 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   const { Engine } = await import('../services/engine.ts');
   const { createMcpServer, serveStdio } = await import('../mcp/server.ts');
   const { LogCapture } = await import('../services/log-capture.ts');
-  const engine = await Engine.open(values.workspace ?? '.', { watch: true });
+  const engine = await Engine.open(root, { watch: true });
   // Captured from here on: the engine is open, so the workspace database is.
   const logs = new LogCapture(engine.root, engine.config);
   const server = createMcpServer(

@@ -10,7 +10,7 @@ const POSITION = /^(.+?):(\d+)(?::(\d+))?$/;
 
 export async function runNodes(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseNodesArgs(argv);
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     await engine.build();
     const { path, where } = positionals;

@@ -14,7 +14,7 @@ export async function runPath(argv: readonly string[]): Promise<number> {
   );
   const depth = intFlag(values.depth, 'depth') ?? TRAVERSAL_DEPTH_MAX;
   const facets = values.facets?.split(',').filter((f) => f !== '');
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     const seed = await symbolArgument(engine, positionals[0]);
     const to = await symbolArgument(engine, positionals[1]);

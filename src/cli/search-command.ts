@@ -23,7 +23,7 @@ export async function runSearch(argv: readonly string[]): Promise<number> {
   const target = values.target ?? 'all';
   if (target !== 'all' && target !== 'symbol' && target !== 'file') throw new UsageError('--target is one of symbol, file, all');
   const paging = pageFlags(values, SEARCH_LIMIT_DEFAULT);
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     const result = await engine.search.search({
       query: positionals[0],

@@ -29,7 +29,7 @@ export function parseDuration(v: string | undefined, flag: string): number | und
 
 export async function runServerCommand(argv: readonly string[], version: string): Promise<number> {
   const { values } = parse(argv, OPTIONS, 0);
-  const root = canonicalRoot(values.workspace ?? '.');
+  const root = canonicalRoot(values.workspace);
   const note = (s: string) => process.stderr.write(`${s}\n`);
   if (values.stop) {
     const found = await findServer(root);

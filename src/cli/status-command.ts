@@ -18,7 +18,7 @@ function ago(ms: number): string {
 
 export async function runStatus(argv: readonly string[]): Promise<number> {
   const { values } = parse(argv, OPTIONS, 0);
-  const root = canonicalRoot(values.workspace ?? '.');
+  const root = canonicalRoot(values.workspace);
   const found = await findServer(root, 0).catch(() => null);
   if (values.json) {
     process.stdout.write(`${JSON.stringify(found ? { running: true, ...found.status } : { running: false, workspace: root })}\n`);

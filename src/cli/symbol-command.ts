@@ -12,7 +12,7 @@ export async function runSymbol(argv: readonly string[]): Promise<number> {
     1,
   );
   const paging = pageFlags(values, 20);
-  const engine = await Engine.open(values.workspace ?? '.', { watch: false });
+  const engine = await Engine.open(values.workspace, { watch: false });
   try {
     const result = await engine.read.getSymbol({
       name: positionals[0],

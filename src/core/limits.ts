@@ -8,11 +8,16 @@ export const GET_SYMBOL_LIMIT_DEFAULT = 5;
 export const SEARCH_LIMIT_DEFAULT = 20;
 export const NAME_LENGTH_MAX = 4096;
 export const PROJECT_PATH_BYTES_MAX = 4096;
-/** One path segment, in bytes: the NAME_MAX of every common filesystem. */
+/** Bytes of one project path segment: the longest file name Linux filesystems hold (NAME_MAX). */
 export const PATH_SEGMENT_BYTES_MAX = 255;
 export const ID_LENGTH_MAX = 8192;
 export const SYNTAX_NODES_MAX = 250_000;
 export const SYNTAX_DEPTH_MAX = 512;
+/**
+ * Wall-clock budget of one parse. A file whose parse runs past it is stored unparsed (searchable as
+ * text, `nodes` answers content_unavailable naming it); a typical 4 MiB file parses in under 1 s.
+ */
+export const PARSE_TIME_MAX_MS = 5000;
 export const CONFIG_BYTES_MAX = 256 * 1024;
 export const SOURCE_PATTERNS_MAX = 512;
 export const HOOKS_MAX = 32;
@@ -21,6 +26,18 @@ export const WORKSPACE_PAGE_SOURCES_MAX = 1000;
 export const INITIAL_INDEX_WAIT_MS = 120_000;
 /** Watcher events are coalesced for this long before an incremental batch runs. */
 export const WATCH_DEBOUNCE_MS = 15;
+/**
+ * Watcher events in one batch past which some may have been lost (the kernel's inotify queue
+ * holds 16,384 by default, and the backend drops an overflow silently): the watcher is
+ * resubscribed and the tree rescanned.
+ */
+export const WATCH_BURST_EVENTS = 1000;
+/** Shortest time between two watcher resyncs; one asked for sooner runs when it has passed. */
+export const WATCH_RESYNC_INTERVAL_MS = 2000;
+/** First wait before a failed watcher is subscribed again (the tree is rescanned each time); doubles. */
+export const WATCH_RETRY_MS = 1000;
+/** Longest wait between retries of a failed watcher. */
+export const WATCH_RETRY_MAX_MS = 30_000;
 /** Largest `body` a change tool accepts (resolved bytes, inline or from `{file}`). */
 export const CHANGE_BODY_BYTES_MAX = 1024 * 1024;
 /** Largest `patch` body (resolved bytes). */
@@ -41,9 +58,19 @@ export const HOOK_QUOTE_BYTES_MAX = 1024;
 export const HOOK_DRAIN_BYTES_MAX = 64 * 1024 * 1024;
 /** Edit-graph budget for counting changed lines; past it the count falls back to the changed region. */
 export const LINE_DIFF_BUDGET = 4_000_000;
+/** Parse worker exits in a row (no answer between them) one indexing run survives before it fails. */
+export const WORKER_EXITS_MAX = 8;
+/** A parse worker silent this long past its files' parse budgets is stuck: it is replaced. */
+export const WORKER_STALL_MS = 30_000;
+/** Heap of one parse worker: past it the worker alone ends (and is replaced), never the process. */
+export const PARSE_WORKER_HEAP_MB = 1024;
 /** Files one search may parse on demand through `paths.force_include`. */
 export const FORCE_INCLUDE_FILES_MAX = 256;
-/** Largest HTTP request body `rift server` reads (a 4 MiB patch survives JSON escaping). */
+/**
+ * Largest request rift reads: an HTTP body at `rift server`, a line of stdio MCP at `rift mcp`
+ * (a 4 MiB patch survives JSON escaping). A longer stdio line is drained unread and answered
+ * `limit_exceeded`; the server goes on serving.
+ */
 export const SERVER_REQUEST_BYTES_MAX = 32 * 1024 * 1024;
 /** A workspace server with no request for this long exits (`rift server --idle-timeout`). */
 export const SERVER_IDLE_MS_DEFAULT = 30 * 60_000;
@@ -101,6 +128,8 @@ export const SERVE_LINE_BYTES_MAX = 16 * 1024 * 1024;
 export const MODEL_STREAM_LINE_BYTES_MAX = 16 * 1024 * 1024;
 /** How long the startup check of the model (and a model switch's) may take in all, retries included. */
 export const PREFLIGHT_TIMEOUT_MS = 5_000;
+/** Damaged stores kept under `.rift/` (as `rift.db.damaged-<time>`) after being set aside; older ones are removed. */
+export const DAMAGED_STORES_KEPT = 2;
 /** Most hops one traversal walks (`traversal.depth`). */
 export const TRAVERSAL_DEPTH_MAX = 8;
 /** Most symbols one traversal visits before it stops with `traversal_truncated`. */

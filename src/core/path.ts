@@ -8,7 +8,6 @@ export type PathViolation =
   | 'absolute'
   | 'dot_segment'
   | 'empty_segment'
-  | 'segment_too_long'
   | 'backslash'
   | 'control_character'
   | 'non_canonical_unicode'
@@ -20,7 +19,6 @@ export const PATH_VIOLATIONS: readonly PathViolation[] = [
   'absolute',
   'dot_segment',
   'empty_segment',
-  'segment_too_long',
   'backslash',
   'control_character',
   'non_canonical_unicode',
@@ -45,7 +43,8 @@ export function projectPathViolation(path: string): PathViolation | null {
     if (s === '.' || s === '..') return 'dot_segment';
   }
   for (const s of segments) if (s === '') return 'empty_segment';
-  for (const s of segments) if (Buffer.byteLength(s, 'utf8') > PATH_SEGMENT_BYTES_MAX) return 'segment_too_long';
+  // No filesystem holds a longer name: refused here, not met as ENAMETOOLONG on the way to disk.
+  for (const s of segments) if (Buffer.byteLength(s, 'utf8') > PATH_SEGMENT_BYTES_MAX) return 'too_long';
   if (path.normalize('NFC') !== path) return 'non_canonical_unicode';
   if (segments.includes('.rift')) return 'rift_state';
   return null;

@@ -4,6 +4,7 @@ import { GlobSet } from '../core/glob.ts';
 import { Lane } from '../core/lane.ts';
 import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
+import { RiftError } from '../core/errors.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
@@ -11,10 +12,12 @@ import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { walkWorkspace, compareProjectPaths, nfcConflict } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
-import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
+import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { type Store, type FileUpdate, type StoredFile } from './store.ts';
+import { Store, type FileUpdate, type StoredFile } from './store.ts';
+import { replaceDamaged, storeDamage } from './store-open.ts';
+import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 import { RelationGraph } from './graph/graph.ts';
@@ -23,7 +26,10 @@ import { RelationGraph } from './graph/graph.ts';
 // only what changed since the store last saw it), then incremental batches from the
 // watcher. Every batch commits one transaction and publishes a new snapshot.
 
-/** Batches at most this large are parsed on the main thread; larger ones use workers. */
+/**
+ * Without concurrent reads to serve (one-shot commands), batches at most this large are parsed
+ * on the main thread; larger ones, and every batch of a serving indexer, use workers.
+ */
 const INLINE_PARSE_MAX = 24;
 /** Files a build writes in one transaction, at most. */
 const WRITE_BATCH_FILES = 128;
@@ -85,11 +91,20 @@ export class Selection {
   }
 }
 
+export interface IndexerOptions {
+  /**
+   * Parse every batch in worker threads, so reads on the main thread are never held behind a
+   * parse (servers). One-shot commands parse small batches inline instead.
+   */
+  parseInWorkers: boolean;
+}
+
 export class Indexer {
   readonly root: string;
-  readonly store: Store;
-  /** The binding provider's relationship graph, kept in the same database. */
-  readonly graph: RelationGraph;
+  /** Replaced when the store turns out damaged (see `storeFault`). */
+  private storeRef: Store;
+  /** The binding provider's relationship graph, kept in the store's database (replaced with it). */
+  private graphRef: RelationGraph;
   private readonly configLoader: ConfigLoader;
   private current: Snapshot;
   private visibility: Visibility | null = null;
@@ -100,7 +115,15 @@ export class Indexer {
   private readonly inflight = new Set<string>();
   private policyDirty = false;
   private timer: NodeJS.Timeout | null = null;
-  private watcher: { close(): Promise<void> } | null = null;
+  private watcher: WatchSupervisor | null = null;
+  /**
+   * Paths a reconcile found changed and has not published yet (reads warn about them), with the
+   * digest their walk gives them (see walkedDigest), null for a deletion: reads never re-read them.
+   */
+  private readonly reconciling = new Map<string, string | null>();
+  /** Bumped whenever the observed paths change; `observedRevision` is recomputed only then. */
+  private observedVersion = 0;
+  private observed: { version: number; value: { captured: string; indexed: string } | null } | null = null;
   private readonly debounceMs: number;
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private built: { config: WorkspaceConfig; promise: Promise<BuildStats> } | null = null;
@@ -118,21 +141,90 @@ export class Indexer {
   /** Visible files the last reconcile left out, with the reason, in path order. */
   private leftOut: Array<{ path: string; reason: string }> = [];
 
-  constructor(root: string, configLoader: ConfigLoader, store: Store) {
+  private readonly parseInWorkers: boolean;
+
+  constructor(root: string, configLoader: ConfigLoader, store: Store, options: IndexerOptions = { parseInWorkers: false }) {
     this.root = root;
+    this.parseInWorkers = options.parseInWorkers;
+    // Started now, so the threads are ready by the time the first walk has found work.
+    if (this.parseInWorkers) this.pool = new WorkerPool();
     this.configLoader = configLoader;
-    this.store = store;
-    this.graph = new RelationGraph(store.tables());
+    this.storeRef = store;
+    this.graphRef = this.attach(store);
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
-    // A read that finds a file's bytes changed behind the index treats it as a watcher event:
-    // reads warn `stale_index` until the file is re-indexed.
-    store.onDrift((path) => this.noteDrift(path));
     const env = Number(process.env.RIFT_WATCH_DEBOUNCE_MS);
     this.debounceMs = Number.isFinite(env) && env >= 0 && process.env.RIFT_WATCH_DEBOUNCE_MS ? env : WATCH_DEBOUNCE_MS;
   }
 
   get snapshot(): Snapshot {
     return this.current;
+  }
+
+  /** The store of the published snapshot. */
+  get store(): Store {
+    return this.storeRef;
+  }
+
+  /** The binding provider's relationship graph, kept in the same database as the store. */
+  get graph(): RelationGraph {
+    return this.graphRef;
+  }
+
+  /** Listens to `store` and opens the graph in its database. */
+  private attach(store: Store): RelationGraph {
+    // A read that finds a file's bytes changed behind the index treats it as a watcher event:
+    // reads warn `stale_index` until the file is re-indexed.
+    store.onDrift((path) => this.noteDrift(path));
+    return new RelationGraph(store.tables());
+  }
+
+  /**
+   * The error a read should answer when `err` shows the store itself is damaged (a page
+   * unreadable, the file replaced underneath): the store is set aside and rebuilt from the
+   * tree, and reads wait for that build. Null for any other error.
+   */
+  storeFault(err: unknown): RiftError | null {
+    const damage = storeDamage(err);
+    if (damage === null) return null;
+    const faulty = this.storeRef;
+    const config = this.configLoader.current().config;
+    const promise = this.serialize(async () => {
+      if (this.storeRef === faulty) this.replaceStore(damage);
+      return this.reconcile();
+    });
+    this.built = { config, promise };
+    promise.catch(() => undefined);
+    return new RiftError('storage_failure', [
+      ['file', '.rift/rift.db'],
+      ['damage', damage],
+      ['state', 'set aside and being rebuilt from the tree'],
+    ]);
+  }
+
+  private replaceStore(damage: string): void {
+    const old = this.storeRef;
+    const inMemory = old.inMemory;
+    try {
+      old.close();
+    } catch {
+      // a connection to a damaged file may fail to close cleanly; it is abandoned either way
+    }
+    this.storeRef = inMemory ? Store.memory(this.root) : replaceDamaged(this.root, damage);
+    this.graphRef = this.attach(this.storeRef);
+    this.digests = null;
+    this.reconciledConfig = null;
+  }
+
+  /** Runs `work`; when the store proves damaged, replaces it and rebuilds everything with `rebuild`. */
+  private async recovering<T>(work: () => Promise<T>, rebuild: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      const damage = storeDamage(e);
+      if (damage === null) throw e;
+      this.replaceStore(damage);
+      return rebuild();
+    }
   }
 
   /** Called after each publication. */
@@ -191,7 +283,8 @@ export class Indexer {
 
   /** Full reconcile of the visible tree against the store; serialized with every other batch. */
   build(onProgress?: (p: BuildProgress) => void): Promise<BuildStats> {
-    return this.serialize(() => this.reconcile(onProgress));
+    const reconcile = () => this.reconcile(onProgress);
+    return this.serialize(() => this.recovering(reconcile, reconcile));
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {
@@ -238,6 +331,11 @@ export class Indexer {
     let skipped = walk.skipped.length + [...skippedBefore.keys()].filter((p) => entries.has(p) && !queued.has(p)).length;
     let reparsed = 0;
 
+    // Until the next publication, reads warn about what this reconcile found changed (the
+    // watcher may never have reported it); a reconcile that fails leaves them warned about.
+    for (const w of work) this.reconciling.set(w.path, walkedDigest(entries.get(w.path)!, stored.get(w.path)));
+    for (const p of deletions) this.reconciling.set(p, null);
+    this.observedVersion++;
     if (deletions.length > 0) this.transaction(() => {
       this.store.applyBatch([], [], deletions);
       if (binding) this.graph.record([], deletions);
@@ -263,7 +361,7 @@ export class Indexer {
     };
     let storedCount = 0;
     let newlySkipped = 0;
-    if (work.length <= INLINE_PARSE_MAX) {
+    if (work.length === 0 || this.parsesInline(work)) {
       if (work.some((w) => w.language)) await initSyntax();
       if (work.length > 0) write(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
     } else {
@@ -320,7 +418,7 @@ export class Indexer {
   }
 
   /** Splits parse outcomes into content updates, metadata-only touches and drops. */
-  private classify(results: readonly ParseOutcome[], stored: ReadonlyMap<string, { sha256: string; language: string | null; parsed: boolean }>) {
+  private classify(results: readonly ParseOutcome[], stored: ReadonlyMap<string, { sha256: string; language: string | null; parsed: boolean; unparsed: string | null }>) {
     const updates: FileUpdate[] = [];
     const touches: { path: string; mtimeMs: number; size: number }[] = [];
     const drops: string[] = [];
@@ -330,7 +428,7 @@ export class Indexer {
         if (prev) drops.push(r.path);
         continue;
       }
-      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.symbols !== null)) {
+      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.symbols !== null) && prev.unparsed === r.unparsed) {
         touches.push({ path: r.path, mtimeMs: r.mtimeMs, size: r.size });
       } else {
         updates.push({
@@ -341,6 +439,7 @@ export class Indexer {
           language: r.language,
           lines: r.lines,
           symbols: r.symbols,
+          unparsed: r.unparsed,
           text: r.text,
         });
       }
@@ -369,29 +468,42 @@ export class Indexer {
 
   private publish(revision: string): void {
     this.digests = null;
+    this.reconciling.clear();
+    this.observedVersion++;
     this.current = { revision, generation: this.current.generation + 1 };
     log('info', 'index.publish', 'index snapshot published', { generation: this.current.generation, revision });
     for (const l of this.listeners) l(this.current);
   }
 
-  /** Starts the watcher; external creates, edits, renames and deletes apply incrementally. */
+  /**
+   * Starts the watcher; external creates, edits, renames and deletes apply incrementally. A
+   * watcher that cannot start does not stop the server: it is retried, the tree rescanned.
+   */
   async watch(): Promise<void> {
     if (this.watcher) return;
-    this.watcher = await watchWorkspace(
-      this.root,
-      (events) => this.enqueue(events),
-      (err) => log('warn', 'index.watch', 'watcher failed', { error: err.message }),
-    );
+    this.watcher = new WatchSupervisor(this.root, (events) => this.enqueue(events), (resync) => this.rescan(resync));
+    await this.watcher.start();
+  }
+
+  /** A full reconcile in the lane for what the watcher may have missed, after resubscribing when asked. */
+  private rescan(resync: string | null): void {
+    const reconcile = async () => void (await this.reconcile());
+    void this.serialize(async () => {
+      if (resync !== null) await this.watcher?.resync(resync);
+      await this.recovering(reconcile, reconcile);
+    }).catch((err: Error) => log('warn', 'index.update', 'rescan failed', { error: err.message }));
   }
 
   /** A file a read found changed: queued like a watcher event, without postponing a batch already due. */
   private noteDrift(path: string): void {
     if (this.pending.has(path) || this.inflight.has(path)) return;
     this.pending.add(path);
+    this.observedVersion++;
     if (!this.timer) this.schedule();
   }
 
   private enqueue(events: readonly WatchEvent[]): void {
+    this.observedVersion++;
     for (const e of events) {
       if (isPolicyFile(e.path)) this.policyDirty = true;
       this.pending.add(e.path);
@@ -403,7 +515,7 @@ export class Indexer {
   private schedule(): void {
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.serialize(() => this.flush()).catch((err: Error) =>
+      void this.serialize(() => this.recovering(() => this.flush(), async () => void (await this.reconcile()))).catch((err: Error) =>
         log('warn', 'index.update', 'incremental update failed', { error: err.message }),
       );
     }, this.debounceMs);
@@ -416,6 +528,14 @@ export class Indexer {
     this.pending.clear();
     for (const p of paths) this.inflight.add(p);
     try {
+      // Events may have been lost (a burst past the kernel's queue, directories made faster than
+      // they were watched): watch the tree afresh, then walk it.
+      const resync = this.watcher?.needsResync((p) => this.isVisibleDirectory(p)) ?? null;
+      if (resync !== null) {
+        await this.watcher!.resync(resync);
+        await this.reconcile();
+        return;
+      }
       if (this.policyDirty || !this.visibility || !this.selection || this.touchesDirectory(paths) || this.touchesUnicodeForms(paths)) {
         this.policyDirty = false;
         this.configLoader.current(); // an invalid rift.toml keeps the last index; reads are gated anyway
@@ -427,10 +547,10 @@ export class Indexer {
         await this.reconcile();
         return;
       }
-      await initSyntax();
-      this.applyPaths(paths);
+      await this.applyPaths(paths);
     } finally {
       for (const p of paths) this.inflight.delete(p);
+      this.observedVersion++;
     }
   }
 
@@ -440,19 +560,42 @@ export class Indexer {
    * other batch.
    */
   refresh(paths: readonly string[]): Promise<void> {
-    return this.serialize(async () => {
-      if (!this.visibility || !this.selection) {
-        await this.reconcile();
-        return;
-      }
-      // Grammars load only when a path needs parsing (a change to a text file loads none).
-      if (paths.some((p) => this.selection!.syntaxLanguage(p))) await initSyntax();
-      this.applyPaths([...paths].sort());
-    });
+    const rebuild = async () => void (await this.reconcile());
+    return this.serialize(() =>
+      this.recovering(async () => {
+        if (!this.visibility || !this.selection) return rebuild();
+        // Grammars load only when a path needs parsing (a change to a text file loads none).
+        if (paths.some((p) => this.selection!.syntaxLanguage(p))) await initSyntax();
+        await this.applyPaths([...paths].sort());
+      }, rebuild),
+    );
   }
 
-  /** Reads, parses and publishes the given files as one batch (main thread; small batches). */
-  private applyPaths(paths: readonly string[]): void {
+  /** Parses `work`, inline or in the worker pool (see IndexerOptions); `onBatch` sees each finished batch. */
+  private async parse(work: readonly ParseItem[], maxFileBytes: number, onBatch: (results: ParseOutcome[]) => void): Promise<void> {
+    if (work.length === 0) return;
+    if (this.parsesInline(work)) {
+      if (work.some((w) => w.language)) await initSyntax();
+      onBatch(work.map((item) => runParseItem(this.root, maxFileBytes, item)));
+      return;
+    }
+    this.pool ??= new WorkerPool();
+    await this.pool.run(this.root, maxFileBytes, work, onBatch);
+  }
+
+  private parsesInline(work: readonly ParseItem[]): boolean {
+    return !this.parseInWorkers && work.length <= INLINE_PARSE_MAX;
+  }
+
+  /** Reads and parses files outside the index (on-demand search), off the main thread when serving. */
+  async parseDetached(items: readonly ParseItem[], maxFileBytes: number): Promise<ParseOutcome[]> {
+    const results: ParseOutcome[] = [];
+    await this.parse(items, maxFileBytes, (batch) => results.push(...batch));
+    return results;
+  }
+
+  /** Reads, parses and publishes the given files as one batch. */
+  private async applyPaths(paths: readonly string[]): Promise<void> {
     const visibility = this.visibility!;
     const selection = this.selection!;
     const maxFileBytes = selection.config.source.max_file_bytes;
@@ -462,7 +605,8 @@ export class Indexer {
       if (visibility.isVisible(p) && isRegularFile(join(this.root, p))) work.push(selection.item(p));
       else if (this.store.file(p)) deletions.push(p);
     }
-    const results = work.map((item) => runParseItem(this.root, maxFileBytes, item));
+    const results: ParseOutcome[] = [];
+    await this.parse(work, maxFileBytes, (batch) => results.push(...batch));
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
       this.transaction(() => {
@@ -473,6 +617,14 @@ export class Indexer {
         }
       });
       this.publish(this.store.commitRevision());
+    }
+  }
+
+  private isVisibleDirectory(path: string): boolean {
+    try {
+      return lstatSync(join(this.root, path)).isDirectory() && (this.visibility?.isVisible(path, true) ?? true);
+    } catch {
+      return false;
     }
   }
 
@@ -511,10 +663,24 @@ export class Indexer {
       if (this.partial.indexed?.generation !== generation) this.partial.indexed = { generation, revision: this.store.computeTreeRevision() };
       return { captured: this.partial.captured, indexed: this.partial.indexed.revision };
     }
-    if (this.pending.size === 0 && this.inflight.size === 0) return null;
+    if (this.pending.size === 0 && this.inflight.size === 0 && this.reconciling.size === 0) return null;
+    // Every change to what was observed comes with an event (or a publication), which bumps the
+    // version: between them, reads share one computation instead of re-reading every path.
+    if (this.observed?.version === this.observedVersion) return this.observed.value;
+    const version = this.observedVersion;
+    const value = this.computeObservedRevision();
+    this.observed = { version, value };
+    return value;
+  }
+
+  private computeObservedRevision(): { captured: string; indexed: string } | null {
     this.digests ??= this.store.digests();
     const rows = new Map(this.digests);
     const maxFileBytes = this.selection?.config.source.max_file_bytes ?? Number.MAX_SAFE_INTEGER;
+    for (const [p, digest] of this.reconciling) {
+      if (digest === null) rows.delete(p);
+      else rows.set(p, digest);
+    }
     for (const p of new Set([...this.pending, ...this.inflight])) {
       const visible = this.visibility?.isVisible(p) ?? true;
       const r = visible ? readSourceFileSync(this.root, p, maxFileBytes) : null;
@@ -550,13 +716,14 @@ export class Indexer {
  * digest of its size and mtime. It names the tree the build is converging to.
  */
 function walkedRevision(files: ReadonlyArray<{ path: string; size: number; mtimeMs: number }>, stored: ReadonlyMap<string, StoredFile>): string {
-  const rows = files.map((f) => {
-    const prev = stored.get(f.path);
-    const same = prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs;
-    return { path: f.path, sha256: same ? prev.sha256 : sha256Hex(`unread ${f.size} ${f.mtimeMs}`) };
-  });
+  const rows = files.map((f) => ({ path: f.path, sha256: walkedDigest(f, stored.get(f.path)) }));
   rows.sort((a, b) => compareProjectPaths(a.path, b.path));
   return treeRevision(rows);
+}
+
+/** A walked file's digest before it is read: the stored one when size and mtime match, else one of its size and mtime. */
+function walkedDigest(f: { size: number; mtimeMs: number }, prev: StoredFile | undefined): string {
+  return prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs ? prev.sha256 : sha256Hex(`unread ${f.size} ${f.mtimeMs}`);
 }
 
 function isRegularFile(abs: string): boolean {

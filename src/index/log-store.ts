@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureStateDir } from '../workspace/state-dir.ts';
 
 // The `logs` table of `.rift/rift.db`, on its own connection: the log writer must never wait
 // behind (or hold up) the index, so it neither shares the store's connection nor waits on a
@@ -50,8 +50,8 @@ export class LogStore {
 
   /** Opens the log table in `<root>/.rift/rift.db`; throws when the database cannot serve it. */
   static open(root: string): LogStore {
-    const dir = join(root, '.rift');
-    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    // Through the guarded `.rift/`: never a symlink out of the workspace.
+    const dir = ensureStateDir(root);
     const db = new Database(join(dir, 'rift.db'), { timeout: 0 });
     try {
       db.pragma('journal_mode = WAL');

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Declaration, LanguageId } from '../syntax/types.ts';
+import { log } from '../core/log.ts';
 import { lineCount, lineNumberFromStarts, lineStarts } from '../core/lines.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
+import { SyntaxLimitError } from '../syntax/runtime.ts';
 import type { FileRelations } from '../syntax/relations/types.ts';
 import { extractFileFacts } from '../syntax/relations/extract.ts';
 import { declarationChunks, indexText, nameKey } from './text.ts';
@@ -66,6 +68,8 @@ export type ParseOutcome =
       lines: number;
       /** Declarations as rows, in source order; null when no provider parsed the file. */
       symbols: SymbolInput[] | null;
+      /** Why a file its language claims has no declarations (`parse_time`, `syntax_nodes`, `syntax_depth`, `parse_error`), else null. */
+      unparsed: string | null;
       /** Relation facts, when the item asked for them and the file parsed. */
       relations: FileRelations | null;
       /** Full-text input; null leaves the file out of the full-text tier. */
@@ -97,7 +101,14 @@ function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | nul
 }
 
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
-  const read = readSourceFileSync(root, item.path, maxFileBytes);
+  let read: ReturnType<typeof readSourceFileSync>;
+  try {
+    read = readSourceFileSync(root, item.path, maxFileBytes);
+  } catch (e) {
+    // An error the reader does not classify (EINVAL from a device, say) leaves this one file out.
+    log('warn', 'index.read', 'file left out: unclassified read error', { path: item.path, error: (e as NodeJS.ErrnoException).code ?? 'unknown' });
+    return { path: item.path, ok: false, reason: 'unreadable' };
+  }
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
   return parseBytes(item, read.bytes, read.sha256, read.mtimeMs);
 }
@@ -105,15 +116,16 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
 /** The rows of admitted bytes (bounded, UTF-8, no NUL), wherever they were read from. */
 export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number): ParseOutcome & { ok: true } {
   let declarations: Declaration[] | null = null;
+  let unparsed: string | null = null;
   let relations: FileRelations | null = null;
   const language = item.language;
   if (language) {
     try {
       ({ declarations, relations } = extractFileFacts(language, bytes, item.relations));
-    } catch {
-      // A file the parser cannot bound (too many nodes, too deep) stays searchable as text;
-      // it keeps its language, so a warm start knows it was already tried.
-      declarations = null;
+    } catch (e) {
+      // A file the parser cannot bound (too many nodes, too deep, too slow) stays searchable as
+      // text; it keeps its language, so a warm start knows it was already tried, and the reason.
+      unparsed = !(e instanceof SyntaxLimitError) ? 'parse_error' : e.limit === 'time' ? 'parse_time' : `syntax_${e.limit}`;
     }
   }
   const keep = item.keepContent || declarations !== null;
@@ -126,6 +138,7 @@ export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, m
     language,
     lines: lineCount(bytes),
     symbols: declarations ? symbolInputs(bytes, declarations) : null,
+    unparsed,
     relations,
     text: keep ? textInput(bytes, declarations) : null,
   };
@@ -150,6 +163,7 @@ export function outcomeFromRows(
     mtimeMs: 0,
     language: item.language,
     lines: rows.lines,
+    unparsed: null,
     symbols: rows.symbols,
     relations: null,
     text: { names: rows.symbols.map((r) => indexText(r[1])), chunks },

@@ -2,7 +2,9 @@ import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
+import { PARSE_WORKER_HEAP_MB } from '../core/limits.ts';
 import type { ParseItem, ParseOutcome } from './parse-job.ts';
+import { ExitBudget, parseSupervised, WorkerSlot } from './worker-slot.ts';
 
 // A small pool of parse workers (one per core). Work is handed out in batches so a
 // worker never idles while another holds a long queue, nor while the writer stores its last batch.
@@ -11,27 +13,41 @@ const BATCH = 16;
 /** Batches handed to one worker before its first result is back. */
 const IN_FLIGHT = 2;
 
-/** Starts a parse worker: compiled JS directly, or sources through tsx's loader (tests, dev). */
-function startWorker(): Worker {
+/**
+ * Starts a parse worker: compiled JS directly, or sources through tsx's loader (tests, dev). Its
+ * heap is bounded, so a file that exhausts it ends that worker (which is replaced), not rift.
+ */
+export function startParseWorker(heapMb = PARSE_WORKER_HEAP_MB): Worker {
+  const resourceLimits = { maxOldGenerationSizeMb: heapMb };
   const self = fileURLToPath(import.meta.url);
-  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  // A small young generation keeps each worker's footprint low (measured in bench/index.ts).
+  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits: { ...resourceLimits, maxYoungGenerationSizeMb: 8 } });
   // `--import` in a worker's execArgv does not install loader hooks on Node 20, so the
   // worker registers tsx itself before importing the TypeScript entry.
   const api = new URL('./index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
   const entry = new URL('./parse-worker.ts', import.meta.url).href;
   const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true });
+  return new Worker(code, { eval: true, resourceLimits });
+}
+
+export interface PoolOptions {
+  size?: number;
+  /** How a worker is started (and restarted after it dies); `startParseWorker` by default. */
+  start?: () => Worker;
 }
 
 export class WorkerPool {
-  private readonly workers: Worker[] = [];
-  private nextId = 1;
+  private readonly slots: WorkerSlot[] = [];
 
-  constructor(size = Math.max(1, Math.min(availableParallelism(), 8))) {
-    for (let i = 0; i < size; i++) this.workers.push(startWorker());
+  constructor(options: PoolOptions = {}) {
+    const size = options.size ?? Math.max(1, Math.min(availableParallelism(), 8));
+    for (let i = 0; i < size; i++) this.slots.push(new WorkerSlot(options.start ?? (() => startParseWorker())));
   }
 
-  /** Parses every item; `onBatch` sees each finished batch in completion order. */
+  /**
+   * Parses every item; `onBatch` sees each finished batch in completion order. A worker that
+   * dies is replaced (see worker-slot.ts); workers that keep dying reject the run.
+   */
   async run(
     root: string,
     maxFileBytes: number,
@@ -39,14 +55,17 @@ export class WorkerPool {
     onBatch: (results: ParseOutcome[]) => void,
   ): Promise<void> {
     let cursor = 0;
+    let failure: { error: unknown } | null = null;
     const next = (): ParseItem[] | null => {
-      if (cursor >= items.length) return null;
+      if (failure || cursor >= items.length) return null;
       const batch = items.slice(cursor, cursor + BATCH);
       cursor += batch.length;
       return batch;
     };
+    const budget = new ExitBudget();
+    // A failed slot stops the others handing out work; the run then rejects with its error.
     await Promise.all(
-      this.workers.map(async (worker) => {
+      this.slots.map(async (slot) => {
         // Each worker holds up to IN_FLIGHT batches, so it parses the next one while the writer
         // stores the last; results wait for the writer in a queue no longer than that.
         const inflight: Promise<ParseOutcome[]>[] = [];
@@ -54,42 +73,30 @@ export class WorkerPool {
           while (inflight.length < IN_FLIGHT) {
             const batch = next();
             if (!batch) return;
-            inflight.push(this.send(worker, root, maxFileBytes, batch));
+            const parsed = parseSupervised(slot, root, maxFileBytes, batch, budget);
+            // Awaited in order below; a rejection is not unhandled meanwhile.
+            parsed.catch(() => undefined);
+            inflight.push(parsed);
           }
         };
-        refill();
-        while (inflight.length > 0) {
-          const results = await inflight.shift()!;
+        try {
           refill();
-          onBatch(results);
+          while (inflight.length > 0) {
+            const results = await inflight.shift()!;
+            refill();
+            if (!failure) onBatch(results);
+          }
+        } catch (error) {
+          failure ??= { error };
+          // The batches still held settle (their worker is restarted or the run failed) before the run ends.
+          await Promise.allSettled(inflight);
         }
       }),
     );
-  }
-
-  private send(worker: Worker, root: string, maxFileBytes: number, items: ParseItem[]): Promise<ParseOutcome[]> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const onMessage = (msg: { id: number; results: ParseOutcome[] }) => {
-        if (msg.id !== id) return;
-        cleanup();
-        resolve(msg.results);
-      };
-      const onError = (err: Error) => {
-        cleanup();
-        reject(err);
-      };
-      const cleanup = () => {
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-      };
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.postMessage({ id, root, maxFileBytes, items });
-    });
+    if (failure) throw (failure as { error: unknown }).error;
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    await Promise.all(this.slots.map((s) => s.close()));
   }
 }

@@ -1,9 +1,6 @@
 import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
-import { RiftError } from '../core/errors.ts';
 import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
-import { ensureStateDir } from '../workspace/state-dir.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
 import { nameKey } from './text.ts';
@@ -22,8 +19,9 @@ import { nameKey } from './text.ts';
 // Also bumped when a syntax provider extracts differently, so an older index is rebuilt rather
 // than mixing declarations from two extractors (5: Python lambdas, TypeScript construct
 // signatures; 6: text keys on symbols and chunks; 7: no stored contents, parse results by blob,
-// declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key).
-const SCHEMA_VERSION = '8';
+// declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key;
+// 9: why a claimed file is unparsed).
+const SCHEMA_VERSION = '9';
 
 /** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -38,7 +36,7 @@ export const SYMBOL_FROM = `symbols s ${SYMBOL_JOINS}`;
 export const CHUNK_JOINS = `JOIN files f ON f.blob_id = c.blob_id JOIN blobs b ON b.id = c.blob_id`;
 
 /** The columns of a StoredFile (`files f JOIN blobs b`). */
-const FILE_COLUMNS = `f.id, f.path, b.sha256, f.size, f.mtime_ms AS mtimeMs, b.language, b.parsed, b.lines`;
+const FILE_COLUMNS = `f.id, f.path, b.sha256, f.size, f.mtime_ms AS mtimeMs, b.language, b.parsed, b.lines, b.unparsed`;
 
 const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'symbols_trigram'] as const;
 
@@ -82,6 +80,8 @@ export interface StoredFile {
   parsed: boolean;
   /** Line count of the indexed bytes. */
   lines: number;
+  /** Why its language's provider left it unparsed (see ParseOutcome), or null. */
+  unparsed: string | null;
 }
 
 type RawFile = Omit<StoredFile, 'parsed'> & { parsed: number };
@@ -95,6 +95,7 @@ export interface FileUpdate {
   lines: number;
   /** Declarations as rows; null when no provider parsed the file. */
   symbols: SymbolInput[] | null;
+  unparsed: string | null;
   /** Full-text input; null leaves the file out of the full-text tier. */
   text: TextInput | null;
 }
@@ -158,17 +159,15 @@ export class Store {
     this.stmts = this.prepare();
   }
 
-  /** Opens (creating when absent) the store under `<root>/.rift/`. */
-  static open(root: string): Store {
+  /** Opens (creating when absent) the store in `file`; errors are SQLite's own (see store-open.ts). */
+  static openFile(file: string, root: string): Store {
+    // Other rift processes on the tree (standalone servers, the CLI) write this store too.
+    const db = new Database(file, { timeout: STORE_BUSY_WAIT_MS });
     try {
-      // Other rift processes on the tree (standalone servers, the CLI) write this store too.
-      const db = new Database(join(ensureStateDir(root), 'rift.db'), { timeout: STORE_BUSY_WAIT_MS });
       return Store.init(db, root);
     } catch (e) {
-      throw new RiftError('storage_failure', [
-        ['file', '.rift/rift.db'],
-        ['io', (e as NodeJS.ErrnoException).code ?? (e as Error).message],
-      ]);
+      db.close();
+      throw e;
     }
   }
 
@@ -234,7 +233,9 @@ export class Store {
         sha256 TEXT NOT NULL,
         language TEXT,
         parsed INTEGER NOT NULL,
-        lines INTEGER NOT NULL
+        lines INTEGER NOT NULL,
+        -- Why the language's provider left these bytes unparsed (parse_time, syntax_nodes, …), or null.
+        unparsed TEXT
       );
       -- Visible files left out (not UTF-8, NUL byte, unreadable), remembered by size and
       -- mtime so a warm start does not read them again.
@@ -295,8 +296,8 @@ export class Store {
       skippedByPath: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped WHERE path = ?`),
       fileByPath: db.prepare(`SELECT ${FILE_COLUMNS}, f.blob_id AS blobId FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?`),
       revisionRows: db.prepare(`SELECT f.path, b.sha256 FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path`),
-      insertBlob: db.prepare(`INSERT INTO blobs(sha256, language, parsed, lines) VALUES (?, ?, ?, ?)`),
-      updateBlob: db.prepare(`UPDATE blobs SET sha256 = ?, language = ?, parsed = ?, lines = ? WHERE id = ?`),
+      insertBlob: db.prepare(`INSERT INTO blobs(sha256, language, parsed, lines, unparsed) VALUES (?, ?, ?, ?, ?)`),
+      updateBlob: db.prepare(`UPDATE blobs SET sha256 = ?, language = ?, parsed = ?, lines = ?, unparsed = ? WHERE id = ?`),
       deleteBlob: db.prepare(`DELETE FROM blobs WHERE id = ?`),
       insertFile: db.prepare(`INSERT INTO files(path, blob_id, size, mtime_ms) VALUES (?, ?, ?, ?)`),
       updateFile: db.prepare(`UPDATE files SET size = ?, mtime_ms = ? WHERE id = ?`),
@@ -508,10 +509,10 @@ export class Store {
         let blob: number;
         if (prev) {
           blob = prev.blobId;
-          s.updateBlob.run(u.sha256, u.language, parsed, u.lines, blob);
+          s.updateBlob.run(u.sha256, u.language, parsed, u.lines, u.unparsed, blob);
           s.updateFile.run(u.size, u.mtimeMs, prev.id);
         } else {
-          blob = Number(s.insertBlob.run(u.sha256, u.language, parsed, u.lines).lastInsertRowid);
+          blob = Number(s.insertBlob.run(u.sha256, u.language, parsed, u.lines, u.unparsed).lastInsertRowid);
           s.insertFile.run(u.path, blob, u.size, u.mtimeMs);
         }
         const ids = u.symbols && u.language ? this.replaceDeclarations(blob, u.symbols, u.text) : (this.dropSymbols(blob), []);
@@ -779,6 +780,11 @@ export class Store {
   /** Folds the write-ahead log into the database file (so its size can be measured). */
   checkpoint(): void {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  /** True for a store held in memory (no `.rift/rift.db` could be used). */
+  get inMemory(): boolean {
+    return this.db.memory;
   }
 
   /** The database's size in bytes (pages × page size): what an in-memory store costs. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureStateDir, STATE_DIR } from '../workspace/state-dir.ts';
+import { ensureStateDir, STATE_DIR, stateDirUsable } from '../workspace/state-dir.ts';
 
 // The workspace server's lock (reference G.5): `.rift/server.json` names the one `rift server`
 // serving a workspace. It is created by linking a fully written, owner-only temp file into
@@ -48,6 +48,8 @@ function parseLock(text: string): ServerLock | null {
 
 /** The current lock; `malformed` when a file is there but does not hold one (a damaged lock is stale). */
 export function readLock(root: string): ServerLock | 'malformed' | null {
+  // A `.rift` that is not a real directory holds no lock of ours (and is never read through).
+  if (!stateDirUsable(root)) return null;
   let text: string;
   try {
     text = readFileSync(lockPath(root), 'utf8');

@@ -1,5 +1,4 @@
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse,
@@ -11,6 +10,7 @@ import { log } from '../core/log.ts';
 import { changeOutcomeUnknown, toErrorData } from './errors.ts';
 import type { ServerLock } from './lock.ts';
 import { failureKind } from './remote.ts';
+import { BoundedStdioTransport } from './stdio-transport.ts';
 import { ensureServer, serverUrl, stopServer } from './discovery.ts';
 
 // `rift mcp` as a thin proxy (reference G.5): stdio MCP from the client is forwarded message by
@@ -46,7 +46,7 @@ interface Upstream {
 }
 
 export class McpProxy {
-  private readonly stdio: StdioServerTransport;
+  private readonly stdio: BoundedStdioTransport;
   private upstream: Promise<Upstream> | null = null;
   /** The client's initialize, once answered, and its protocol version: replayed on a new server. */
   private initialize: JSONRPCRequest | null = null;
@@ -61,7 +61,7 @@ export class McpProxy {
   private closed = false;
 
   constructor(private readonly opts: ProxyOptions) {
-    this.stdio = new StdioServerTransport(opts.input ?? process.stdin, opts.output ?? process.stdout, { maxBufferSize: SERVER_REQUEST_BYTES_MAX });
+    this.stdio = new BoundedStdioTransport(opts.input ?? process.stdin, opts.output ?? process.stdout, SERVER_REQUEST_BYTES_MAX);
   }
 
   /** Serves until the client closes stdin. */
@@ -165,7 +165,7 @@ export class McpProxy {
     } catch (e) {
       if (this.closed) return;
       if (e instanceof StreamableHTTPError && e.code === 413) {
-        return this.answer(m, limitExceeded('request bytes', SERVER_REQUEST_BYTES_MAX, Buffer.byteLength(JSON.stringify(m))));
+        return this.answer(m, limitExceeded('request_bytes', SERVER_REQUEST_BYTES_MAX, Buffer.byteLength(JSON.stringify(m))));
       }
       // The server is gone (refused connection, dropped socket, unknown session after a
       // restart, a new token): start over with a fresh server session.

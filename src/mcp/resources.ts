@@ -45,10 +45,11 @@ export const RESOURCES: readonly ResourceDefinition[] = [
       'An orientation snapshot of the indexed tree: languages, directories (three levels), the most referenced declarations, entry points and markdown docs. Computed once per index publication.',
     template: null,
     schema: MapResource,
-    read: async (s) => {
-      await s.gate.admitComplete();
-      return s.map.current();
-    },
+    read: (s) =>
+      s.gate.answer(async () => {
+        await s.gate.admitComplete();
+        return s.map.current();
+      }),
   },
   {
     uri: 'rift://workspace',
@@ -57,10 +58,11 @@ export const RESOURCES: readonly ResourceDefinition[] = [
       'The accepted configuration (revision, languages with their engines, hooks) and one page of the source catalog: 1000 paths with content digests and languages per page.',
     template: 'rift://workspace{?page_index}',
     schema: WorkspaceResource,
-    read: async (s, page) => {
-      await s.gate.admitComplete();
-      return s.workspace.read(page);
-    },
+    read: (s, page) =>
+      s.gate.answer(async () => {
+        await s.gate.admitComplete();
+        return s.workspace.read(page);
+      }),
   },
 ];
 

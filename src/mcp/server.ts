@@ -1,5 +1,4 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   CallToolRequestSchema,
   ListResourcesRequestSchema,
@@ -15,6 +14,7 @@ import { TOOLS, jsonSchema, type ToolAnnotations, type ToolServices } from './to
 import { TRUSTED_HOOKS_META } from './wire.ts';
 import { RESOURCES, RESOURCE_MIME_TYPE, resolveResourceUri } from './resources.ts';
 import { wireError } from './errors.ts';
+import { BoundedStdioTransport } from './stdio-transport.ts';
 
 // The MCP transport: the tool table over the SDK's low-level Server, so a failure reaches
 // the wire as a JSON-RPC error carrying ErrorData (the high-level McpServer drops `data`).
@@ -108,6 +108,6 @@ export function createMcpServer(services: ToolServices, version: string): Server
 }
 
 export async function serveStdio(server: Server): Promise<void> {
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport();
   await server.connect(transport);
 }

@@ -2,7 +2,7 @@ import { log } from '../core/log.ts';
 import { ConfigLoader } from '../config/loader.ts';
 import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store } from '../index/store.ts';
+import { openStore } from '../index/store-open.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
 import { RevisionIndex } from '../index/revision.ts';
 import { SemanticTier } from '../index/semantic.ts';
@@ -36,13 +36,14 @@ export class Engine {
     readonly semantic: SemanticTier,
   ) {}
 
-  static async open(workspace: string, options: EngineOptions): Promise<Engine> {
+  /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
+  static async open(workspace: string | undefined, options: EngineOptions): Promise<Engine> {
     const root = canonicalRoot(workspace);
     // Servers parse from the first request on; one-shot commands load grammars only when they parse.
     if (options.watch) await initSyntax();
     const config = new ConfigLoader(root);
-    const store = Store.open(root);
-    const indexer = new Indexer(root, config, store);
+    const store = openStore(root);
+    const indexer = new Indexer(root, config, store, { parseInWorkers: options.watch });
     const gate = new ReadGate(config, indexer, new RevisionIndex(root, store));
     const semantic = new SemanticTier(root, store, () => config.current().config.search.semantic);
     // Every published batch may hold declarations without vectors.

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { symbolId } from '../core/ids.ts';
+import { log } from '../core/log.ts';
 import { MAP_HUBS_MAX, MAP_MODULE_DEPTH } from '../core/limits.ts';
 import type { MapModuleShape, MapResource } from '../protocol/resources.ts';
 import type { Indexer } from '../index/indexer.ts';
@@ -29,7 +30,13 @@ export class MapService {
       if (this.scheduled !== null) return;
       this.scheduled = setImmediate(() => {
         this.scheduled = null;
-        this.current();
+        try {
+          this.current();
+        } catch (e) {
+          // Computing ahead is best effort, off any request: a damaged store is set aside and
+          // rebuilt (its publication computes the map again); a read meets any other error itself.
+          if (this.indexer.storeFault(e) === null) log('warn', 'map', 'map not computed ahead', { error: (e as Error).message });
+        }
       });
       this.scheduled.unref();
     });

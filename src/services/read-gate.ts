@@ -68,6 +68,18 @@ export class ReadGate {
     return accepted.config;
   }
 
+  /**
+   * Runs one read. A store found damaged while answering is set aside and rebuilt; the read
+   * answers `storage_failure` (retry the same request) rather than an unclassified error.
+   */
+  async answer<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      throw this.indexer.storeFault(e) ?? e;
+    }
+  }
+
   /** `stale_index` while the watcher has observed changes the index does not hold yet. */
   warnings(): ReadWarning[] {
     const observed = this.indexer.observedRevision();

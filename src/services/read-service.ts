@@ -5,7 +5,7 @@ import { RiftError, capabilityUnavailable, invalidField } from '../core/errors.t
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { ReadWarning } from '../protocol/common.ts';
 import { nodeId, symbolId } from '../core/ids.ts';
-import { GET_SYMBOL_LIMIT_DEFAULT } from '../core/limits.ts';
+import { GET_SYMBOL_LIMIT_DEFAULT, PARSE_TIME_MAX_MS, SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../core/limits.ts';
 import { extensionOf, projectPathViolation, underFloor } from '../core/path.ts';
 import type { GetSymbolInput, GetSymbolResult, NodesInput, NodesResult } from '../protocol/read.ts';
 import { nodesAt } from '../syntax/nodes.ts';
@@ -32,7 +32,15 @@ export class ReadService {
     private readonly indexer: Indexer,
   ) {}
 
-  async getSymbol(input: GetSymbolInput): Promise<GetSymbolResult> {
+  getSymbol(input: GetSymbolInput): Promise<GetSymbolResult> {
+    return this.gate.answer(() => this.findSymbol(input));
+  }
+
+  nodes(input: NodesInput): Promise<NodesResult> {
+    return this.gate.answer(() => this.nodesAt(input));
+  }
+
+  private async findSymbol(input: GetSymbolInput): Promise<GetSymbolResult> {
     const limit = pageLimit(input.limit, GET_SYMBOL_LIMIT_DEFAULT);
     const pageIndex = input.page_index ?? 0;
     const include = new Set(input.include ?? ['source']);
@@ -108,7 +116,7 @@ export class ReadService {
     return warnings;
   }
 
-  async nodes(input: NodesInput): Promise<NodesResult> {
+  private async nodesAt(input: NodesInput): Promise<NodesResult> {
     const violation = projectPathViolation(input.path);
     if (violation) throw invalidField('path', violation);
     if (input.rev !== undefined) return this.revisionNodes(input, input.rev);
@@ -125,6 +133,10 @@ export class ReadService {
       // A file that exists but was left out of the index: its bytes cannot be served as source.
       const reason = leftOutReason(this.root, input.path, store.skippedFile(input.path)?.reason, selection.config.source.max_file_bytes);
       if (reason) throw new RiftError('content_unavailable', [['path', input.path], ['reason', reason]]);
+    }
+    if (file && language !== null && !file.parsed && file.unparsed) {
+      // The indexer could not bound this file's parse; parsing it here would not either.
+      throw new RiftError('content_unavailable', [['path', input.path], ['reason', describeSkip(file.unparsed)]]);
     }
     if (!file && language && this.indexer.building && existsSync(join(this.root, input.path))) {
       throw new RiftError('temporarily_unavailable', [
@@ -200,6 +212,11 @@ const SKIP_REASONS: Readonly<Record<string, string>> = {
   unreadable: 'the file could not be read',
   non_nfc: 'its name on disk is not Unicode NFC; rename it to its NFC form',
   nfc_collision: 'more than one name on disk normalizes (NFC) to this path',
+  parse_time: `its parse ran past ${PARSE_TIME_MAX_MS} ms and was cancelled; it is searchable as text`,
+  syntax_nodes: `its syntax tree has more than ${SYNTAX_NODES_MAX} nodes; it is searchable as text`,
+  syntax_depth: `its syntax tree is nested deeper than ${SYNTAX_DEPTH_MAX}; it is searchable as text`,
+  parse_error: 'the syntax provider failed on it; it is searchable as text',
+  worker_exit: 'reading and parsing it ended the parse worker twice (out of memory, or a crash)',
   symlink: 'it is a symbolic link (walks never follow links)',
   not_regular: 'it is not a regular file',
   depth: 'it lies deeper than the workspace depth bound',

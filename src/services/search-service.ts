@@ -9,7 +9,8 @@ import { Visibility } from '../workspace/visibility.ts';
 import { walkWorkspace } from '../workspace/walk.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { Store } from '../index/store.ts';
-import { runParseItem } from '../index/parse-job.ts';
+import { isCorruption } from '../index/store-open.ts';
+import { specialMountsUnder } from '../workspace/special-fs.ts';
 import { identifierLanes, rankedLanes, semanticLane, type FileHitRow, type LaneQuery, type Lanes } from '../index/search.ts';
 import type { SemanticTier } from '../index/semantic.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
@@ -35,7 +36,11 @@ export class SearchService {
     private readonly semantic: SemanticTier,
   ) {}
 
-  async search(input: SearchInput): Promise<SearchResult> {
+  search(input: SearchInput): Promise<SearchResult> {
+    return this.gate.answer(() => this.rank(input));
+  }
+
+  private async rank(input: SearchInput): Promise<SearchResult> {
     if (input.query === undefined && input.traversal === undefined) throw invalidField('query', 'missing');
     const literal = input.query?.trim() ?? '';
     if (input.query !== undefined && literal.length === 0) throw invalidField('query', 'empty');
@@ -89,6 +94,8 @@ export class SearchService {
           warnings.push(lexicalUnavailable('the full-text tier holds no indexed tree; run `rift index` to rebuild it'));
         }
       } catch (err) {
+        // This answer falls back to identifiers; a corrupt store is also set aside and rebuilt.
+        if (tag === 'i' && isCorruption(err)) this.indexer.storeFault(err);
         if (tag === 'i') warnings.push(lexicalUnavailable(`the full-text tier failed to load: ${(err as Error).message}`));
       }
       const semantic = tag === 'i' && nearest ? semanticLane(store, nearest, q.pathOk) : [];
@@ -118,19 +125,16 @@ export class SearchService {
       maxFileBytes: config.source.max_file_bytes,
       maxFiles: Number.MAX_SAFE_INTEGER,
     };
-    const walk = await walkWorkspace(this.root, Visibility.fromGitignores(policy, new Map()), policy);
+    const walk = await walkWorkspace(this.root, Visibility.fromGitignores(policy, new Map(), specialMountsUnder(this.root)), policy);
     const matched = walk.files.filter((f) => !this.indexer.isVisible(f.path));
     if (matched.length > FORCE_INCLUDE_FILES_MAX) {
       throw limitExceeded('paths.force_include', FORCE_INCLUDE_FILES_MAX, matched.length);
     }
     const selection = this.indexer.currentSelection();
     const store = Store.memory(this.root);
-    const updates = [];
-    for (const f of matched) {
-      const outcome = runParseItem(this.root, config.source.max_file_bytes, { ...selection.item(f.path), keepContent: true, relations: false });
-      if (outcome.ok) updates.push(outcome);
-    }
-    store.applyBatch(updates, [], []);
+    const items = matched.map((f) => ({ ...selection.item(f.path), keepContent: true, relations: false }));
+    const outcomes = await this.indexer.parseDetached(items, config.source.max_file_bytes);
+    store.applyBatch(outcomes.flatMap((o) => (o.ok ? [o] : [])), [], []);
     return store;
   }
 }

@@ -6,7 +6,7 @@
 
 import { createRequire } from 'node:module';
 import { Language, Parser, type Node, type Tree } from 'web-tree-sitter';
-import { SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../core/limits.ts';
+import { PARSE_TIME_MAX_MS, SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../core/limits.ts';
 import { SourceText } from './text.ts';
 import type { LanguageId } from './types.ts';
 
@@ -22,13 +22,16 @@ const GRAMMAR_FILES: Record<LanguageId, string> = {
   java: 'tree-sitter-java.wasm',
 };
 
-/** Thrown when a file's tree crosses SYNTAX_NODES_MAX or SYNTAX_DEPTH_MAX; the caller skips the file. */
+/**
+ * Thrown when a file's tree crosses SYNTAX_NODES_MAX or SYNTAX_DEPTH_MAX, or its parse runs past
+ * PARSE_TIME_MAX_MS (`time`, in milliseconds); the caller skips the file.
+ */
 export class SyntaxLimitError extends Error {
-  readonly limit: 'nodes' | 'depth';
+  readonly limit: 'nodes' | 'depth' | 'time';
   readonly maximum: number;
   readonly observed: number;
-  constructor(limit: 'nodes' | 'depth', maximum: number, observed: number) {
-    super(`syntax tree too large: ${limit} ${observed} exceeds ${maximum}`);
+  constructor(limit: 'nodes' | 'depth' | 'time', maximum: number, observed: number) {
+    super(limit === 'time' ? `parse cancelled: over ${maximum} ms` : `syntax tree too large: ${limit} ${observed} exceeds ${maximum}`);
     this.name = 'SyntaxLimitError';
     this.limit = limit;
     this.maximum = maximum;
@@ -95,7 +98,9 @@ const CHUNK = 4096;
 
 /**
  * Parses `bytes` (valid UTF-8) and runs `fn` on the tree; the tree is freed afterwards even
- * when `fn` throws. Throws SyntaxLimitError when the tree is too large or too deep.
+ * when `fn` throws. Throws SyntaxLimitError when the tree is too large or too deep, or when the
+ * parse runs past PARSE_TIME_MAX_MS: some inputs make a grammar's scanner quadratic (thousands of
+ * comment lines in one indented Python block), and one file must not hold a thread for minutes.
  */
 export function withTree<T>(language: LanguageId, bytes: Uint8Array, fn: (tree: Tree, source: SourceText) => T): T {
   const lang = grammar(language);
@@ -106,15 +111,30 @@ export function withTree<T>(language: LanguageId, bytes: Uint8Array, fn: (tree: 
   }
   const source = new SourceText(bytes);
   const text = source.text;
-  const tree = p.parse((index: number) => {
-    if (index >= text.length) return undefined;
-    let end = Math.min(index + CHUNK, text.length);
-    // Never end a chunk between the halves of a surrogate pair.
-    const last = text.charCodeAt(end - 1);
-    if (last >= 0xd800 && last <= 0xdbff && end < text.length) end -= 1;
-    return text.slice(index, end);
-  });
-  if (tree === null) throw new Error(`tree-sitter returned no tree for a ${language} file`);
+  const started = performance.now();
+  let cancelled = false;
+  const tree = p.parse(
+    (index: number) => {
+      if (index >= text.length) return undefined;
+      let end = Math.min(index + CHUNK, text.length);
+      // Never end a chunk between the halves of a surrogate pair.
+      const last = text.charCodeAt(end - 1);
+      if (last >= 0xd800 && last <= 0xdbff && end < text.length) end -= 1;
+      return text.slice(index, end);
+    },
+    null,
+    {
+      // Called every few hundred parse operations; returning true cancels the parse. (The binding's
+      // type says void; its documentation and behaviour say boolean.)
+      progressCallback: (() => (cancelled ||= performance.now() - started > PARSE_TIME_MAX_MS)) as () => void,
+    },
+  );
+  if (tree === null) {
+    // A cancelled parse would otherwise resume on the parser's next call, with another file.
+    p.reset();
+    if (cancelled) throw new SyntaxLimitError('time', PARSE_TIME_MAX_MS, Math.round(performance.now() - started));
+    throw new Error(`tree-sitter returned no tree for a ${language} file`);
+  }
   try {
     checkBounds(tree.rootNode);
     return fn(tree, source);

@@ -6,6 +6,7 @@ import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
 import { underFloor } from '../core/path.ts';
 import { drainQueue } from './queue.ts';
+import { specialMountsUnder } from './special-fs.ts';
 
 // What is visible in a workspace (decisions.md, reference F.2 rules 15–19):
 //   1. the floor: any segment named `.git` or `.rift` is never visible, under every setting;
@@ -15,6 +16,8 @@ import { drainQueue } from './queue.ts';
 //   4. the workspace's own `.gitignore` files, root and nested, applied as git applies them
 //      (negation, deeper files override shallower ones, nothing below an ignored directory
 //      can be re-included). Never global excludes, `.git/info/exclude`, or files above root.
+// Below the floor sit kernel pseudo-filesystems mounted inside the workspace (`proc`, `sys`
+// … under a root of `/`): never visible, so nothing walks, watches or reads them.
 // Dotfiles and dot-directories other than the floor are ordinary entries.
 
 /** The `[source]` settings this layer needs, decoupled from the config loader. */
@@ -86,6 +89,8 @@ export class Visibility {
   private readonly gitignoreRules = new Map<string, string[]>();
   /** One `ignore` instance per gitignore directory, holding the rules of its whole chain. */
   private readonly chains = new Map<string, Ignore>();
+  /** Project paths of special filesystems mounted below the root (see special-fs.ts). */
+  private specialMounts: readonly string[] = [];
 
   private constructor(policy: SourcePolicy) {
     this.policy = policy;
@@ -96,13 +101,18 @@ export class Visibility {
   /** Build the policy, reading every `.gitignore` inside the workspace that git would read. */
   static async load(root: string, policy: SourcePolicy): Promise<Visibility> {
     const v = new Visibility(policy);
+    v.specialMounts = specialMountsUnder(root);
     if (policy.respectGitignore) await v.discoverGitignores(root);
     return v;
   }
 
-  /** A policy from explicit `.gitignore` contents (project-relative file paths), without I/O. */
-  static fromGitignores(policy: SourcePolicy, files: ReadonlyMap<string, string>): Visibility {
+  /**
+   * A policy from explicit `.gitignore` contents (project-relative file paths), without I/O;
+   * `specialMounts` are the root's special filesystems (`specialMountsUnder`), kept invisible.
+   */
+  static fromGitignores(policy: SourcePolicy, files: ReadonlyMap<string, string>, specialMounts: readonly string[] = []): Visibility {
     const v = new Visibility(policy);
+    v.specialMounts = specialMounts;
     if (policy.respectGitignore) {
       for (const [path, text] of files) {
         if (!isGitignorePath(path)) continue;
@@ -123,10 +133,15 @@ export class Visibility {
     if (path === '') return true;
     if (UNADDRESSABLE.test(path)) return false;
     if (underFloor(path)) return false;
+    if (this.specialMounts.length > 0 && this.onSpecialMount(path)) return false;
     if (this.exclude.matches(path, isDir)) return false;
     if (!this.include.empty && !this.included(path, isDir)) return false;
     if (this.gitignoreRules.size > 0 && this.gitignored(path, isDir)) return false;
     return true;
+  }
+
+  private onSpecialMount(path: string): boolean {
+    return this.specialMounts.some((m) => path === m || (path.startsWith(m) && path.charCodeAt(m.length) === 0x2f));
   }
 
   private included(path: string, isDir: boolean): boolean {

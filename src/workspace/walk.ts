@@ -16,7 +16,7 @@ export interface FileEntry {
   mtimeMs: number;
 }
 
-export type SkipReason = 'symlink' | 'not_regular' | 'too_large' | 'depth' | 'non_nfc' | 'nfc_collision';
+export type SkipReason = 'symlink' | 'not_regular' | 'too_large' | 'depth' | 'path_too_long' | 'non_nfc' | 'nfc_collision';
 
 export interface SkippedEntry {
   path: string;
@@ -66,6 +66,11 @@ interface DirJob {
   depth: number;
 }
 
+/** A path the operating system cannot open at all (longer than PATH_MAX): left out, with that reason. */
+function isTooLong(e: unknown): boolean {
+  return (e as NodeJS.ErrnoException | null)?.code === 'ENAMETOOLONG';
+}
+
 function isVanished(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException | null)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'EPERM' || code === 'ELOOP';
@@ -95,8 +100,9 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
     try {
       st = lstatSync(join(root, path));
     } catch (e) {
-      if (isVanished(e)) {
+      if (isVanished(e) || isTooLong(e)) {
         visibleFiles--;
+        if (isTooLong(e)) skipped.push({ path, reason: 'path_too_long' });
         return;
       }
       throw e;
@@ -114,6 +120,10 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
       entries = await readdir(job.rel === '' ? root : join(root, job.rel), { withFileTypes: true });
     } catch (e) {
       if (job.rel !== '' && isVanished(e)) return; // removed or unreadable mid-walk
+      if (job.rel !== '' && isTooLong(e)) {
+        skipped.push({ path: job.rel, reason: 'path_too_long' });
+        return;
+      }
       throw e;
     }
     for (let i = 0; i < entries.length; i++) {

@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import watcher from '@parcel/watcher';
 import { underFloor } from '../core/path.ts';
+import { specialMountsUnder } from './special-fs.ts';
 
 export { isPolicyFile } from './visibility.ts';
 
@@ -24,6 +25,18 @@ export interface WorkspaceWatcher {
 // Matched by the native backend against absolute paths (substring semantics, no flags).
 const FLOOR_PATTERN = new RegExp('(?:^|[/\\\\])\\.(?:git|rift)(?:[/\\\\]|$)');
 
+/**
+ * Special filesystems below the root are neither listed nor watched (listing /proc fails
+ * outright). A pattern rather than ignore paths: it is matched against the path relative to
+ * the root, which is also right for a root of `/` (the backend then spells paths `//proc`).
+ */
+function specialMountPattern(absRoot: string): RegExp[] {
+  const mounts = specialMountsUnder(absRoot);
+  if (mounts.length === 0) return [];
+  const alternatives = mounts.map((m) => m.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return [new RegExp(`^(?:${alternatives.join('|')})(?:/|$)`)];
+}
+
 export async function watchWorkspace(
   root: string,
   onEvents: (events: WatchEvent[]) => void,
@@ -40,7 +53,8 @@ export async function watchWorkspace(
     for (const prefix of prefixes) {
       const base = prefix.endsWith(sep) ? prefix : prefix + sep;
       if (p.startsWith(base)) {
-        const rel = p.slice(base.length);
+        // A root of `/` is reported with a doubled separator.
+        const rel = p.slice(base.length).replace(/^\/+/, '');
         return sep === '/' ? rel : rel.split(sep).join('/');
       }
     }
@@ -64,7 +78,7 @@ export async function watchWorkspace(
       }
       if (out.length > 0) onEvents(out);
     },
-    { ignore: ['.git', '.rift', FLOOR_PATTERN] },
+    { ignore: ['.git', '.rift', FLOOR_PATTERN, ...specialMountPattern(absRoot)] },
   );
 
   return {

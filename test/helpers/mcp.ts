@@ -29,13 +29,21 @@ export interface RiftMcp {
 const CALL_OPTIONS = { timeout: 300_000 };
 
 /**
- * `rift mcp` in the workspace: by default the proxy to the workspace's shared server (started on
- * demand); `standalone` serves in the one process (for tests of a process's own logs or restarts).
+ * How to start `rift mcp` in the workspace: by default the proxy to the workspace's shared server
+ * (started on demand); `standalone` serves in the one process (for tests of a process's own logs
+ * or restarts); `wrap` runs it under another command (a mount namespace, say).
  */
-export async function startRift(workspace: string, env: Record<string, string> = {}, opts: { standalone?: boolean } = {}): Promise<RiftMcp> {
+export interface StartOptions {
+  standalone?: boolean;
+  wrap?: string[];
+}
+
+export async function startRift(workspace: string, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<RiftMcp> {
+  const node = [process.execPath, '--import', tsx, entry, 'mcp', ...(opts.standalone ? ['--standalone'] : [])];
+  const command = [...(opts.wrap ?? []), ...node];
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', tsx, entry, 'mcp', ...(opts.standalone ? ['--standalone'] : [])],
+    command: command[0],
+    args: command.slice(1),
     cwd: workspace,
     // A workspace server started for a test outlives it by 20 s at most (and ends as soon as its
     // workspace folder is removed).

@@ -110,6 +110,23 @@ describe('change tools: lane, ids, symlinks, move', () => {
     assert.equal(read('real/target.txt'), 'new\n', 'the file the link pointed at stays');
   });
 
+  test('a 300-byte path segment is invalid_request too_long for reads and changes, naming no absolute path', async () => {
+    // Before, the change reached the filesystem, met ENAMETOOLONG and answered internal_error with the workspace root.
+    const long = `deep/${'n'.repeat(300)}.txt`;
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['nodes', { path: long, position: 0 }, /field path, violation too_long/],
+      ['insert_symbol', { file: long, position: 'after', body: 'x\n', create_missing: true }, /field file, violation too_long/],
+      ['patch', { patch: `--- /dev/null\n+++ b/${long}\n@@ -0,0 +1 @@\n+x\n` }, /field patch, violation file 1: path "deep\/n{300}\.txt" too_long/],
+    ];
+    for (const [tool, args, message] of cases) {
+      const e = await rift.fail(tool, args);
+      assert.equal(e.data.code, 'invalid_request', tool);
+      assert.match(e.data.message as string, message, tool);
+      assert.ok(!JSON.stringify(e.data).includes(root), `${tool} names no absolute path`);
+    }
+    assert.equal(existsSync(join(root, 'deep')), false);
+  });
+
   test('move_file moves any visible file, creates parents, and warns references were not updated', async () => {
     const r = await call('move_file', { path: 'move/me.txt', destination: 'moved/deep/me.txt' });
     assert.equal(r.status, 'applied');

@@ -195,6 +195,18 @@ describe('change tools: patch', () => {
     assert.deepEqual(b.data.limit, { field: 'patch', limit: 4194304, required: 4194305 });
   });
 
+  test('a body file on a kernel filesystem is refused naming the field, never read short', async () => {
+    // /proc files stat as empty: read by size they were cut to one byte, and the change applied.
+    for (const file of ['/proc/self/status', '/proc/version']) {
+      const e = await ws.rift.fail('patch', { patch: { file } });
+      assert.equal(e.data.code, 'invalid_request');
+      assert.match(e.data.message as string, /field patch\.file, violation on the kernel pseudo-filesystem \/proc; write the body to an ordinary file, such as \/tmp\/body\.txt/);
+    }
+    const r = await ws.rift.fail('insert_symbol', { file: 'src/wide.txt', position: 'after', body: { file: '/sys/devices/system/cpu/online' } });
+    assert.match(r.data.message as string, /field body\.file, violation (on the kernel pseudo-filesystem \/sys|unreadable \(ENOENT\))/);
+    assert.equal(read('src/wide.txt'), 'plain\n');
+  });
+
   test('a patch from a file applies; the next read sees a created source file', async () => {
     mkdirSync(join(ws.root, 'py'), { recursive: true });
     const file = join(ws.root, '..', `p-${process.pid}.diff`);

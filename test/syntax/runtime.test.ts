@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../../src/core/limits.ts';
+import { PARSE_TIME_MAX_MS, SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../../src/core/limits.ts';
 import { extractDeclarations } from '../../src/syntax/declarations.ts';
 import { nodesAt } from '../../src/syntax/nodes.ts';
 import { initSyntax, isSyntaxReady, LANGUAGE_IDS, SyntaxLimitError } from '../../src/syntax/runtime.ts';
@@ -33,6 +33,19 @@ describe('syntax runtime', () => {
     // Just under the bound parses.
     const shallow = utf8(`x = ${'('.repeat(200)}1${')'.repeat(200)}\n`);
     assert.equal(extractDeclarations('python', shallow).hasErrors, false);
+  });
+
+  it('cancels a parse that runs past PARSE_TIME_MAX_MS, and the parser then parses other files', () => {
+    // Thousands of comment lines in one indented block make tree-sitter-python's scanner quadratic.
+    const slow = utf8(`def f():\n${'    # a comment line\n'.repeat(6000)}    return 1\n`);
+    assert.throws(
+      () => extractDeclarations('python', slow),
+      (e: unknown) => e instanceof SyntaxLimitError && e.limit === 'time' && e.maximum === PARSE_TIME_MAX_MS && e.observed >= PARSE_TIME_MAX_MS,
+    );
+    // The cancelled parse does not resume into the next one.
+    const next = extractDeclarations('python', utf8('def g():\n    return 2\n'));
+    assert.deepEqual(next.declarations.map((d) => d.qualifiedName), ['g']);
+    assert.equal(next.hasErrors, false);
   });
 
   it('reports parse errors and still extracts what it can', () => {

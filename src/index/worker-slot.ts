@@ -1,0 +1,175 @@
+import type { Worker } from 'node:worker_threads';
+import { RiftError } from '../core/errors.ts';
+import { PARSE_TIME_MAX_MS, WORKER_EXITS_MAX, WORKER_STALL_MS } from '../core/limits.ts';
+import { log } from '../core/log.ts';
+import type { ParseItem, ParseOutcome } from './parse-job.ts';
+
+// Supervision of parse workers: a worker thread that exits (out of memory, a crash, terminated)
+// or stops answering is replaced, never waited on. The batch it held is parsed again file by
+// file, so one file that kills its worker every time is left out with that reason while the rest
+// of the tree is indexed; a pool whose workers keep dying fails the build with a clear error.
+
+/** A worker exited, or stopped answering, with a request outstanding. */
+export class WorkerExit extends Error {
+  constructor(
+    message: string,
+    /** Which of the slot's workers it was (see WorkerSlot.restart). */
+    readonly generation: number,
+  ) {
+    super(message);
+  }
+}
+
+interface Reply {
+  id: number;
+  results: ParseOutcome[];
+}
+
+/** One worker thread of the pool, started again after it dies. */
+export class WorkerSlot {
+  private worker: Worker;
+  /** Why the current worker is gone, once it is. */
+  private gone: string | null = null;
+  private lastError: string | null = null;
+  private nextId = 1;
+  private closed = false;
+  /** Counts the workers started, so a second report of one exit restarts nothing. */
+  private generation = 0;
+  /** Files sent to the current worker and not yet answered: a later batch waits behind them. */
+  private queued = 0;
+
+  constructor(private readonly start: () => Worker) {
+    this.worker = this.spawn();
+  }
+
+  private spawn(): Worker {
+    const w = this.start();
+    this.gone = null;
+    this.lastError = null;
+    this.generation++;
+    this.queued = 0;
+    // Without a listener an 'error' event would be thrown in the main thread.
+    w.on('error', (e: Error & { code?: string }) => {
+      if (w === this.worker) this.lastError = e.code ?? e.message;
+    });
+    w.once('exit', (code) => {
+      if (w === this.worker) this.gone = this.lastError ? `${this.lastError}, exit code ${code}` : `exit code ${code}`;
+    });
+    return w;
+  }
+
+  /**
+   * Replaces the worker of `generation` (terminating it first when it still runs); true when
+   * this call did, false when it was replaced already (another batch it held saw the same exit).
+   */
+  restart(generation: number): boolean {
+    if (this.closed || generation !== this.generation) return false;
+    const old = this.worker;
+    if (this.gone === null) void old.terminate();
+    this.worker = this.spawn();
+    return true;
+  }
+
+  /** Sends one batch; rejects with WorkerExit when the worker exits or stays silent past its budget. */
+  parse(root: string, maxFileBytes: number, items: readonly ParseItem[]): Promise<ParseOutcome[]> {
+    const worker = this.worker;
+    const generation = this.generation;
+    if (this.gone !== null) return Promise.reject(new WorkerExit(this.gone, generation));
+    const id = this.nextId++;
+    // Each file may use its whole parse budget, and this batch waits behind those sent before it;
+    // past that, and a margin for reading, the worker is stuck.
+    const stallMs = WORKER_STALL_MS + (this.queued + items.length) * PARSE_TIME_MAX_MS;
+    this.queued += items.length;
+    return new Promise((resolve, reject) => {
+      const onMessage = (msg: Reply) => {
+        if (msg.id !== id) return;
+        cleanup();
+        resolve(msg.results);
+      };
+      const onExit = () => {
+        cleanup();
+        reject(new WorkerExit(this.gone ?? 'exited', generation));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new WorkerExit(`no answer within ${stallMs} ms`, generation));
+      }, stallMs);
+      timer.unref();
+      const cleanup = () => {
+        if (generation === this.generation) this.queued -= items.length;
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+      };
+      worker.on('message', onMessage);
+      worker.on('exit', onExit);
+      worker.postMessage({ id, root, maxFileBytes, items });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.worker.terminate();
+  }
+}
+
+/** Worker exits one pool run tolerates in a row, with no answer between them, before it fails. */
+export class ExitBudget {
+  private inRow = 0;
+
+  /** Counts an exit; throws the build's error past WORKER_EXITS_MAX in a row. */
+  spend(err: WorkerExit): void {
+    this.inRow++;
+    log('warn', 'index.worker', 'parse worker exited; restarting it', { reason: err.message, in_row: this.inRow });
+    if (this.inRow > WORKER_EXITS_MAX) {
+      throw new RiftError('internal_error', [
+        ['component', 'index parse workers'],
+        ['exits in a row', this.inRow],
+        ['last', err.message],
+        ['next', 'the index could not be built; see the server log'],
+      ]);
+    }
+  }
+
+  /** A worker answered: the workers can work, and a later exit is about its file. */
+  answered(): void {
+    this.inRow = 0;
+  }
+}
+
+/**
+ * Parses `items` on `slot`, surviving worker exits: after an exit the worker is restarted and
+ * the files are parsed one at a time; a file whose parse ends its worker twice is left out
+ * (`worker_exit`) and the rest go on.
+ */
+export async function parseSupervised(
+  slot: WorkerSlot,
+  root: string,
+  maxFileBytes: number,
+  items: readonly ParseItem[],
+  budget: ExitBudget,
+): Promise<ParseOutcome[]> {
+  const attempt = async (batch: readonly ParseItem[]): Promise<ParseOutcome[] | null> => {
+    try {
+      const results = await slot.parse(root, maxFileBytes, batch);
+      budget.answered();
+      return results;
+    } catch (e) {
+      if (!(e instanceof WorkerExit)) throw e;
+      // One exit fails every batch its worker held; it is counted, and restarted, once.
+      if (slot.restart(e.generation)) budget.spend(e);
+      return null;
+    }
+  };
+  const whole = await attempt(items);
+  if (whole) return whole;
+  const out: ParseOutcome[] = [];
+  for (const item of items) {
+    // A batch of one has already had its first try.
+    let outcome = items.length > 1 ? ((await attempt([item]))?.[0] ?? null) : null;
+    outcome ??= (await attempt([item]))?.[0] ?? null;
+    if (outcome === null) log('warn', 'index.worker', 'file left out: its parse ended the worker twice', { path: item.path });
+    out.push(outcome ?? { path: item.path, ok: false, reason: 'worker_exit' });
+  }
+  return out;
+}

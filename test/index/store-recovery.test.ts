@@ -1,0 +1,346 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { DAMAGED_STORES_KEPT } from '../../src/core/limits.ts';
+import { openStore } from '../../src/index/store-open.ts';
+import { startRift } from '../helpers/mcp.ts';
+import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+
+// A damaged `.rift/rift.db` is set aside (renamed, logged) and rebuilt from the tree, and the
+// server starts and serves (issue 10). Each pattern of the corpus below damages a store that a
+// real `rift index` wrote, then a real `rift mcp` process is started over it.
+
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+
+const FILES = { 'a.py': 'def alpha():\n    return 1\n', 'pkg/b.py': 'class Beta:\n    def run(self):\n        pass\n', 'notes.md': '# notes\n' };
+
+/** Deterministic bytes (xorshift), so every run damages the same way. */
+function noise(n: number, seed: number): Buffer {
+  const out = Buffer.alloc(n);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+function overwrite(file: string, offset: number, bytes: Buffer): void {
+  const fd = openSync(file, 'r+');
+  try {
+    writeSync(fd, bytes, 0, bytes.length, offset);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const PAGE = 4096;
+
+/** Whether `chattr +i` works here (root on a filesystem with inode flags). */
+function immutableSupported(dir: string): boolean {
+  const probe = join(dir, 'probe');
+  writeFileSync(probe, '');
+  const ok = spawnSync('chattr', ['+i', probe]).status === 0;
+  if (ok) spawnSync('chattr', ['-i', probe]);
+  rmSync(probe);
+  return ok;
+}
+
+interface Pattern {
+  name: string;
+  damage: (db: string, root: string, outside: string) => void;
+  /** Undone before the workspace is removed. */
+  cleanup?: (db: string, root: string) => void;
+  needsImmutable?: boolean;
+  /** The store cannot be set aside: the server must still start and serve (from memory). */
+  unmovable?: boolean;
+  /** SQLite itself discards the damage (an invalid WAL or shared-memory file): nothing is set aside. */
+  sqliteRecovers?: boolean;
+  /** The damage lies where opening does not look: the first read to meet it answers storage_failure, the retry is served. */
+  foundByRead?: boolean;
+  /**
+   * Pages at random: opening, a read or the map computed after the build may meet them first, so
+   * a read may answer storage_failure once (as foundByRead) or never.
+   */
+  foundAnywhere?: boolean;
+}
+
+/** Overwrites the root page of each named table (a small store keeps each table in its root page). */
+function garbleTables(db: string, tables: readonly string[]): void {
+  const open = new Database(db, { readonly: true });
+  const roots = tables.map((t) => (open.prepare(`SELECT rootpage FROM sqlite_master WHERE name = ?`).get(t) as { rootpage: number }).rootpage);
+  open.close();
+  for (const [i, page] of roots.entries()) overwrite(db, PAGE * (page - 1), noise(PAGE, 101 + i));
+}
+
+const PATTERNS: Pattern[] = [
+  { name: 'truncated to half its size', damage: (db) => truncateSync(db, Math.floor(statSync(db).size / 2) + 123) },
+  { name: 'truncated inside the header', damage: (db) => truncateSync(db, 60) },
+  { name: 'zeroed header', damage: (db) => overwrite(db, 0, Buffer.alloc(100)) },
+  { name: 'garbage over the schema page', damage: (db) => overwrite(db, 100, noise(PAGE - 100, 7)) },
+  {
+    name: 'random page garbage',
+    foundAnywhere: true,
+    damage: (db) => {
+      const pages = Math.floor(statSync(db).size / PAGE);
+      for (let i = 0; i < 6; i++) overwrite(db, PAGE * (1 + ((i * 7919) % (pages - 1))), noise(PAGE, 11 + i));
+    },
+  },
+  { name: 'garbage in the WAL', sqliteRecovers: true, damage: (db) => writeFileSync(`${db}-wal`, noise(64 * 1024, 3)) },
+  { name: 'garbage in the shared-memory index', sqliteRecovers: true, damage: (db) => writeFileSync(`${db}-shm`, noise(32 * 1024, 5)) },
+  { name: 'garbage in the full-text pages', foundByRead: true, damage: (db) => garbleTables(db, ['chunks_fts_data', 'symbols_fts_data']) },
+  { name: 'garbage in the stored text chunks', foundByRead: true, damage: (db) => garbleTables(db, ['chunks']) },
+  { name: 'a text file', damage: (db) => writeFileSync(db, 'this is not a database\n'.repeat(400)) },
+  {
+    name: 'the current schema version over the wrong tables',
+    damage: (db) => {
+      const current = new Database(db, { readonly: true });
+      const { value: version } = current.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string };
+      current.close();
+      rmSync(db);
+      const other = new Database(db);
+      other.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '${version}');
+        CREATE TABLE files (name TEXT); CREATE TABLE blobs (x); CREATE TABLE symbols (x); CREATE TABLE symbols_trigram (x);
+        CREATE TABLE chunks (x); CREATE TABLE chunks_fts (x); CREATE TABLE symbols_fts (x); CREATE TABLE skipped (x);`);
+      other.close();
+    },
+  },
+  {
+    name: 'a directory in its place',
+    damage: (db) => {
+      rmSync(db);
+      mkdirSync(join(db, 'inner'), { recursive: true });
+    },
+  },
+  { name: 'a FIFO in its place', damage: (db) => (rmSync(db), spawnSync('mkfifo', [db])) },
+  {
+    name: 'a symlink to a database outside the workspace',
+    damage: (db, _root, outside) => {
+      cpSync(db, outside);
+      rmSync(db);
+      symlinkSync(outside, db);
+    },
+  },
+  {
+    name: 'a read-only (immutable) file',
+    needsImmutable: true,
+    unmovable: true,
+    damage: (db) => {
+      overwrite(db, 0, Buffer.alloc(100));
+      spawnSync('chattr', ['+i', db]);
+    },
+    cleanup: (db) => void spawnSync('chattr', ['-i', db]),
+  },
+  {
+    name: 'a read-only (immutable) .rift directory over a damaged file',
+    needsImmutable: true,
+    unmovable: true,
+    damage: (db, root) => {
+      overwrite(db, 0, Buffer.alloc(100));
+      spawnSync('chattr', ['+i', join(root, '.rift')]);
+    },
+    cleanup: (_db, root) => void spawnSync('chattr', ['-i', join(root, '.rift')]),
+  },
+];
+
+describe('a damaged .rift/rift.db is set aside and rebuilt; the server starts', () => {
+  let template = '';
+  let scratch = '';
+  let immutable = false;
+  before(() => {
+    template = tempWorkspace(FILES);
+    const r = spawnSync(process.execPath, ['--import', tsx, entry, 'index', '--json'], { cwd: template, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    scratch = tempWorkspace({});
+    immutable = immutableSupported(scratch);
+  });
+  after(() => {
+    removeWorkspace(template);
+    removeWorkspace(scratch);
+  });
+
+  for (const p of PATTERNS) {
+    test(p.name, async (t) => {
+      if (p.needsImmutable && !immutable) {
+        t.skip('needs chattr +i (root on a filesystem with inode flags)');
+        return;
+      }
+      const root = join(scratch, p.name.replace(/\W+/g, '-'));
+      cpSync(template, root, { recursive: true });
+      const db = join(root, '.rift', 'rift.db');
+      const outside = join(scratch, `${p.name.replace(/\W+/g, '-')}.outside.db`);
+      p.damage(db, root, outside);
+      const outsideBefore = existsSync(outside) ? readFileSync(outside) : null;
+      const rift = await startRift(root, {}, { standalone: true });
+      let failures = 0;
+      /** A read, retried once when it answers storage_failure (the store is then being rebuilt). */
+      const read = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
+        try {
+          return await rift.call(name, args);
+        } catch (e) {
+          const data = (e as { data?: { code: string; retry: string; message: string } }).data;
+          if (!(p.foundByRead || p.foundAnywhere) || !data || failures > 0) throw e;
+          failures++;
+          assert.equal(data.code, 'storage_failure');
+          assert.equal(data.retry, 'same_request');
+          assert.match(data.message, /file \.rift\/rift\.db, damage SQLITE_CORRUPT\w*, state set aside and being rebuilt from the tree/);
+          return rift.call(name, args);
+        }
+      };
+      try {
+        type Search = { results: Array<{ path: string }>; warnings: Array<{ kind: string }> };
+        let search = (await read('search', { query: 'notes' })) as Search;
+        if ((p.foundByRead || p.foundAnywhere) && search.warnings.some((w) => w.kind === 'lexical_ranking_unavailable')) {
+          // A full-text tier that fails to load falls back to identifiers for this answer (spec), and is rebuilt.
+          failures++;
+          search = (await read('search', { query: 'notes' })) as Search;
+        }
+        assert.deepEqual(search.warnings, []);
+        const alpha = (await read('get_symbol', { name: 'alpha' })) as { hits: Array<{ path: string; source?: { text: string } }> };
+        assert.deepEqual(alpha.hits.map((h) => [h.path, h.source?.text]), [['a.py', 'def alpha():\n    return 1']]);
+        assert.ok(search.results.some((r) => r.path === 'notes.md'), 'the full-text tier was rebuilt too');
+        const nodes = (await read('nodes', { path: 'pkg/b.py', position: 0 })) as { nodes: unknown[] };
+        if (p.foundByRead) assert.equal(failures, 1, 'the damage was met by a read');
+        assert.ok(nodes.nodes.length > 0);
+        assert.ok(!rift.stderr().includes(root), 'the log never carries the workspace root');
+        if (outsideBefore) assert.deepEqual(readFileSync(outside), outsideBefore, 'nothing was written through the symlink');
+        const kept = readdirSync(join(root, '.rift')).filter((n) => n.includes('.damaged-'));
+        if (p.sqliteRecovers) {
+          assert.deepEqual(kept, []);
+          assert.doesNotMatch(rift.stderr(), /WARN +index\.store: /);
+          return;
+        }
+        // The damage is named in the log, without the workspace root.
+        assert.match(rift.stderr(), /WARN +index\.store: /);
+        if (p.unmovable) {
+          assert.deepEqual(kept, [], 'an unmovable store is left as it was');
+          assert.match(rift.stderr(), /index kept in memory/);
+        } else {
+          assert.ok(kept.some((n) => n.startsWith('rift.db.damaged-')), `set aside: ${kept.join(', ')}`);
+          assert.match(rift.stderr(), /set aside/);
+          // The new store is a working SQLite file the next start keeps.
+          assert.ok(statSync(db).isFile());
+        }
+      } finally {
+        try {
+          await rift.close();
+        } finally {
+          p.cleanup?.(db, root);
+        }
+      }
+      if (!p.unmovable) {
+        const again = await startRift(root, {}, { standalone: true });
+        try {
+          assert.equal(((await again.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
+          assert.doesNotMatch(again.stderr(), /set aside/, 'the rebuilt store is kept');
+        } finally {
+          await again.close();
+        }
+      }
+    });
+  }
+});
+
+test('through the workspace server (rift mcp by default), a damaged store is set aside and rebuilt', async () => {
+  const root = tempWorkspace(FILES);
+  try {
+    const built = spawnSync(process.execPath, ['--import', tsx, entry, 'index', '--json'], { cwd: root, encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    overwrite(join(root, '.rift', 'rift.db'), 0, Buffer.alloc(100));
+    const rift = await startRift(root);
+    try {
+      assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
+      assert.match(readFileSync(join(root, '.rift', 'server.log'), 'utf8'), /WARN +index\.store: damaged index set aside; rebuilding it from the tree reason=SQLITE_NOTADB kept=\.rift\/rift\.db\.damaged-/);
+    } finally {
+      await rift.close();
+    }
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+test('rift mcp over a .rift/ nothing can be written to serves in its own process', async (t) => {
+  const root = tempWorkspace(FILES);
+  if (!immutableSupported(root)) {
+    removeWorkspace(root);
+    t.skip('needs chattr +i (root on a filesystem with inode flags)');
+    return;
+  }
+  mkdirSync(join(root, '.rift'));
+  spawnSync('chattr', ['+i', join(root, '.rift')]);
+  try {
+    const rift = await startRift(root);
+    try {
+      assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
+      assert.match(rift.stderr(), /WARN +mcp: serving in this process: \.rift\/ is not writable/);
+      assert.match(rift.stderr(), /index kept in memory/);
+    } finally {
+      await rift.close();
+    }
+  } finally {
+    spawnSync('chattr', ['-i', join(root, '.rift')]);
+    removeWorkspace(root);
+  }
+});
+
+test('set-aside stores never pile up: the newest DAMAGED_STORES_KEPT are kept', () => {
+  const root = tempWorkspace({});
+  try {
+    const db = join(root, '.rift', 'rift.db');
+    for (let i = 0; i < DAMAGED_STORES_KEPT + 2; i++) {
+      openStore(root).close();
+      writeFileSync(db, `not a database, round ${i}\n`);
+    }
+    openStore(root).close();
+    const kept = readdirSync(join(root, '.rift')).filter((n) => n.startsWith('rift.db.damaged-')).sort();
+    assert.equal(kept.length, DAMAGED_STORES_KEPT);
+    // The newest is the last damaged file written.
+    assert.equal(readFileSync(join(root, '.rift', kept[kept.length - 1]), 'utf8'), `not a database, round ${DAMAGED_STORES_KEPT + 1}\n`);
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+test('a .rift that is a symlink out of the workspace is set aside; nothing is written through it', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n' });
+  const outside = tempWorkspace({ 'keep.txt': 'untouched\n' });
+  try {
+    symlinkSync(outside, join(root, '.rift'));
+    const rift = await startRift(root);
+    try {
+      assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as { hits: unknown[] }).hits.length, 1);
+      assert.match(rift.stderr(), /WARN +index\.store: state directory set aside reason="a symlink" kept=\.rift\.damaged-/);
+    } finally {
+      await rift.close();
+    }
+    assert.deepEqual(readdirSync(outside), ['keep.txt'], 'the link target is untouched');
+    assert.ok(statSync(join(root, '.rift', 'rift.db')).isFile());
+    assert.ok(readdirSync(root).some((n) => n.startsWith('.rift.damaged-')));
+  } finally {
+    removeWorkspace(root);
+    removeWorkspace(outside);
+  }
+});

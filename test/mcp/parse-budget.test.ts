@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PARSE_TIME_MAX_MS } from '../../src/core/limits.ts';
+import { startRift } from '../helpers/mcp.ts';
+import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+
+// A file whose parse runs past PARSE_TIME_MAX_MS is stored unparsed with its reason, and reads are
+// answered while it parses: parsing runs in worker threads, off the request path (issue 10).
+
+type Symbols = { hits: Array<{ path: string }>; warnings: Array<{ kind: string }> };
+
+// Thousands of comment lines in one indented block make tree-sitter-python's scanner quadratic.
+const SLOW = `def slow():\n${'    # zanzibar comment line\n'.repeat(6000)}    return 1\n`;
+
+test('a parse past the time budget never holds reads and leaves the file unparsed, naming why', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n' });
+  // No coalescing delay: from the watcher's event on, the index is busy with the slow file.
+  const rift = await startRift(root, { RIFT_WATCH_DEBOUNCE_MS: '0' });
+  try {
+    assert.deepEqual(((await rift.call('get_symbol', { name: 'alpha' })) as Symbols).warnings, []);
+    // Written beside the workspace and renamed in, so the watcher never sees a partial file.
+    writeFileSync(`${root}.slow.py`, SLOW);
+    renameSync(`${root}.slow.py`, join(root, 'slow.py'));
+    const stale = async () => ((await rift.call('get_symbol', { name: 'alpha' })) as Symbols).warnings.some((w) => w.kind === 'stale_index');
+    await eventually(stale, 10_000);
+    // Reads keep being answered, each from the index still without the slow file: nothing waits on its parse.
+    for (let i = 0; i < 3; i++) assert.equal(await stale(), true, `read ${i} answered while the parse runs`);
+    await eventually(async () => ((await stale()) ? undefined : true), 4 * PARSE_TIME_MAX_MS);
+
+    const nodes = await rift.fail('nodes', { path: 'slow.py', position: 0 });
+    assert.equal(nodes.data.code, 'content_unavailable');
+    assert.equal(
+      nodes.data.message,
+      `the addressed content exists but its bytes cannot be served: path slow.py, reason its parse ran past ${PARSE_TIME_MAX_MS} ms and was cancelled; it is searchable as text; request the declaration without its body, or read a source-backed unit`,
+    );
+    assert.deepEqual(((await rift.call('get_symbol', { name: 'slow' })) as Symbols).hits, [], 'no declarations from an unparsed file');
+    const text = (await rift.call('search', { query: 'zanzibar', target: 'file' })) as { results: Array<{ path: string }> };
+    assert.ok(text.results.some((r) => r.path === 'slow.py'), 'still searchable as text');
+    // The rest of the tree is parsed as before.
+    writeFileSync(join(root, 'b.py'), 'def beta(): pass\n');
+    await eventually(async () => (((await rift.call('get_symbol', { name: 'beta' })) as Symbols).hits.length === 1 ? true : undefined), 30_000);
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
+
+test('a warm start keeps the unparsed file and its reason without parsing it again', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n', 'slow.py': SLOW });
+  // Standalone: each start is its own process over the persisted store (a warm start).
+  let rift = await startRift(root, {}, { standalone: true });
+  try {
+    assert.equal((await rift.fail('nodes', { path: 'slow.py', position: 0 })).data.code, 'content_unavailable');
+  } finally {
+    await rift.close();
+  }
+  rift = await startRift(root, {}, { standalone: true });
+  try {
+    assert.equal(((await rift.call('get_symbol', { name: 'alpha' })) as Symbols).hits.length, 1);
+    assert.match(rift.stderr(), /reparsed=0\b/, 'nothing parsed on the warm start');
+    assert.match((await rift.fail('nodes', { path: 'slow.py', position: 0 })).message, /reason its parse ran past \d+ ms and was cancelled/);
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
