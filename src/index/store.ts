@@ -194,12 +194,15 @@ export class Store {
     db.pragma('synchronous = NORMAL');
     db.pragma('temp_store = MEMORY');
     db.pragma(`cache_size = -${STORE_CACHE_KIB}`);
-    Store.migrate(db);
+    // Several processes may open a fresh store at once: one builds the schema while the others
+    // wait on the write lock (the busy timeout), then find it current and keep it.
+    db.transaction(() => Store.migrate(db)).immediate();
     // The mode takes effect on an existing file only through a vacuum (after migrate dropped an older schema).
     if (vacuum) db.exec('VACUUM');
     return new Store(db, root, source);
   }
 
+  /** Brings the schema to the current version (rebuilding it empty when it is not). */
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
@@ -86,6 +86,19 @@ describe('many processes, one tree', () => {
       await Promise.all([a.close(), b.close()]);
       removeWorkspace(root);
       removeWorkspace(home);
+    }
+  });
+
+  test(`${CROWD} standalone rift mcp servers started at once on a fresh tree share one store: each answers, none sets it aside`, async () => {
+    const root = tempWorkspace({ 'list.py': LIST });
+    const crowd = await Promise.all(Array.from({ length: CROWD }, () => startRift(root, {}, { standalone: true })));
+    try {
+      const answers = await Promise.all(crowd.map((r) => r.call('get_symbol', { name: 'anchor', include: [] }) as Promise<{ hits: unknown[] }>));
+      assert.deepEqual(answers.map((a) => a.hits.length), crowd.map(() => 1));
+      assert.deepEqual(readdirSync(join(root, '.rift')).filter((n) => n.includes('damaged')), [], 'no live store was taken for a damaged one');
+    } finally {
+      await Promise.all(crowd.map((r) => r.close()));
+      removeWorkspace(root);
     }
   });
 
