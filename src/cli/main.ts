@@ -14,7 +14,7 @@ export const USAGE = `rift [--model M] [--host URL] [--continue | --resume PATH]
                                              the terminal UI: chat, review edits, slash commands (docs/tui.md)
 rift index [--workspace DIR] [--json] [--skipped]
                                              build or refresh the index in DIR/.rift (--skipped lists files left out)
-rift symbol <name> [--rev REV] [--history] [--source] [--limit N] [--page N] [--workspace DIR] [--json]
+rift symbol <name> [--source] [--rev REV] [--history] [--limit N] [--page N] [--workspace DIR] [--json]
                                              find declarations by (qualified) name: path:line  kind name
                                              (--rev: as a branch, tag or commit holds them)
 rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
