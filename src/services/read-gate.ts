@@ -44,7 +44,7 @@ export class ReadGate {
     const accepted = this.config.current();
     ReadGate.checkRevisionSpelling(rev);
     if (!accepted.config.providers.history.enabled) {
-      throw capabilityUnavailable('revision reads (providers.history disabled)');
+      throw capabilityUnavailable('revision reads (providers.history disabled)', [], true);
     }
     const commit = await this.revisions.resolve(rev);
     await initSyntax(); // the commit's blobs are parsed here, not by the working-tree index
@@ -53,7 +53,7 @@ export class ReadGate {
 
   /** Admits `include: ["history"]`: the history provider must serve it. */
   async checkHistory(config: WorkspaceConfig): Promise<void> {
-    if (!config.providers.history.enabled) throw capabilityUnavailable('symbol history (providers.history disabled)');
+    if (!config.providers.history.enabled) throw capabilityUnavailable('symbol history (providers.history disabled)', [], true);
     await this.revisions.repository();
     await initSyntax();
   }

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveWorkspace } from '../helpers/mcp.ts';
 import { limitExceeded } from '../../src/core/errors.ts';
@@ -36,12 +36,13 @@ describe('advice that fits', () => {
     assert.match(empty.data.message as string, /: field symbol, violation empty; /);
   });
 
-  test('rev in a git repository: no configuration serves revision reads, so none is advised', async () => {
+  test('rev where git finds no repository: the remedy is git init, and enabling a provider is advised', async () => {
     mkdirSync(join(ws.root, '.git'));
     const e = await ws.rift.fail('get_symbol', { name: 'keep', rev: 'HEAD' });
-    assert.equal(e.data.message, 'no configured provider serves this request: capability revision reads; adjust the request to a served capability');
-    const forced = await ws.rift.fail('search', { query: 'keep', rev: 'HEAD', paths: { force_include: ['x/**'] } });
-    assert.equal(forced.data.message, 'no configured provider serves this request: capability force_include at a revision; adjust the request to a served capability');
+    assert.equal(
+      e.data.message,
+      `no configured provider serves this request: workspace ${realpathSync(ws.root)}, requires a git repository - run \`git init\`, or omit \`rev\` to read the current tree; adjust the request to a served capability, or configure a provider that serves it`,
+    );
   });
 
   test('with lsp = "pyright" configured, the unchecked-references warning says the engine is not started, not that none is configured', async () => {
