@@ -21,7 +21,7 @@ for (const standalone of [false, true]) {
       // The size is the request's own: the line above but for the id the client chose.
       const required = (err.data.limit as { required: number }).required;
       assert.ok(Math.abs(required - Buffer.byteLength(line)) <= 8, `${required} vs ${Buffer.byteLength(line)}`);
-      const message = `the request exceeded a declared resource limit: limit request_bytes, maximum ${SERVER_REQUEST_BYTES_MAX}, required ${required}; resize the request below the named limit, or raise that limit in the workspace configuration`;
+      const message = `the request exceeded a declared resource limit: limit request_bytes, maximum ${SERVER_REQUEST_BYTES_MAX}, required ${required}; resize the request below the named limit`;
       assert.equal(err.message, `MCP error -32000: ${message}`);
       assert.deepEqual(err.data, {
         code: 'limit_exceeded',
