@@ -171,7 +171,9 @@ async function runMode(entry: string, tree: string, standalone: boolean): Promis
 }
 
 async function main(): Promise<void> {
-  const stdlib = flag('--tree') ?? (spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8' }).stdout.trim());
+  const given = flag('--tree');
+  const stdlib = given ?? (spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8' }).stdout.trim());
+  const what = given ? `a copy of ${given}` : 'a copy of the Python standard library';
   const tree = mkdtempSync(join(tmpdir(), 'rift-bench-tree-'));
   copyTree(stdlib, tree, (_rel, name) => name === '__pycache__' || name === 'site-packages');
   const files = spawnSync('find', [tree, '-type', 'f'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
@@ -183,7 +185,7 @@ async function main(): Promise<void> {
   const lines = [
     HEADING,
     '',
-    `${clients} MCP clients on one tree (a copy of the Python standard library, ${files} files), each mode from a cold \`.rift/\`, compiled rift, ${cpus().length} cores, load average before the run ${load}. Memory is the sum over every rift process the mode started (peak sampled every 100 ms); CPU is user + system time of those processes.`,
+    `${clients} MCP clients on one tree (${what}, ${files} files), each mode from a cold \`.rift/\`, compiled rift, ${cpus().length} cores, load average before the run ${load}. Memory is the sum over every rift process the mode started (peak sampled every 100 ms); CPU is user + system time of those processes.`,
     '',
     '| mode | rift processes | all first answers | workload (20 get_symbol + 20 search per client) | edit seen by all | peak RSS | RSS at end | CPU | failed calls (retried) |',
     '|---|---|---|---|---|---|---|---|---|',
