@@ -183,8 +183,6 @@ async function main(): Promise<void> {
   rmSync(tree, { recursive: true, force: true });
   const [a, b] = results;
   const lines = [
-    HEADING,
-    '',
     `${clients} MCP clients on one tree (${what}, ${files} files), each mode from a cold \`.rift/\`, compiled rift, ${cpus().length} cores, load average before the run ${load}. Memory is the sum over every rift process the mode started (peak sampled every 100 ms); CPU is user + system time of those processes.`,
     '',
     '| mode | rift processes | all first answers | workload (20 get_symbol + 20 search per client) | edit seen by all | peak RSS | RSS at end | CPU | failed calls (retried) |',
