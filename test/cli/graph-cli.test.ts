@@ -1,19 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { CASES } from '../mcp/graph-fixtures.ts';
+import { runCli } from '../helpers/cli.ts';
 
 // rift map, callers, callees, path: the graph for a person at a terminal, and --json for scripts.
 
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 
 function rift(args: string[], cwd: string) {
-  const r = spawnSync(process.execPath, ['--import', tsx, entry, ...args], { cwd, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, cwd);
 }
 
 describe('graph commands', () => {

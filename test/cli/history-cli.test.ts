@@ -1,21 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gitFixture } from '../helpers/git.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { runCli } from '../helpers/cli.ts';
 
 // The revision and history commands: `rift symbol --rev/--history`, `rift search --rev`, `rift log`.
 
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 
 function rift(args: string[], cwd: string) {
-  const r = spawnSync(process.execPath, ['--import', tsx, entry, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, cwd);
 }
 
 test('rift symbol --rev, --history; rift search --rev; rift log prints the timeline one line a version', () => {

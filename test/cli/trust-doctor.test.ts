@@ -2,28 +2,24 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadAgentConfig } from '../../src/agent/base/config.ts';
 import { mcpServerKey } from '../../src/agent/extensions/project-trust.ts';
 import { probeSandbox } from '../../src/agent/policy/sandbox.ts';
 import { tempDir } from '../support/agent-harness.ts';
+import { ENTRY, TSX, runCli } from '../helpers/cli.ts';
 
 // `rift trust` (the headless path to a trust decision) and `rift doctor`, as processes.
 
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 
 function rift(args: string[], cwd: string, home: string, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ['--import', tsx, entry, ...args], { cwd, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, ...env } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, cwd, { env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, ...env } });
 }
 
 /** Runs rift on a pseudo-terminal (util-linux `script`), typing `input`. */
 function riftOnTty(args: string[], cwd: string, home: string, input: string) {
-  const command = [process.execPath, '--import', tsx, entry, ...args].map((a) => `'${a}'`).join(' ');
+  const command = [process.execPath, '--import', TSX, ENTRY, ...args].map((a) => `'${a}'`).join(' ');
   const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd, encoding: 'utf8', timeout: 60_000, input, env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, TERM: 'dumb' } });
   return { code: r.status, stdout: r.stdout };
 }

@@ -1,23 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startRift } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { runCli } from '../helpers/cli.ts';
 
 // Workspace errors name the path and the remedy, never a stack trace; kernel pseudo-filesystems
 // (procfs, sysfs, …) are never walked, watched or read, wherever they are mounted (issue 10).
 
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 
 function rift(args: string[], cwd: string, wrap: string[] = []) {
-  const argv = [...wrap, process.execPath, '--import', tsx, entry, ...args];
-  const r = spawnSync(argv[0], argv.slice(1), { cwd, encoding: 'utf8', timeout: 60_000, input: '' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, cwd, { wrap, input: '' });
 }
 
 /** A private mount namespace (root only): mounts made in it vanish with the process. */

@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { readLock, type ServerLock } from '../../src/mcp/lock.ts';
+import { runCli } from '../helpers/cli.ts';
 
 // One server per workspace (reference G.5, issue 12): `rift mcp` proxies to the workspace's
 // `rift server` over Streamable HTTP; the lock elects one server, the token and loopback
@@ -24,9 +25,8 @@ function lockOf(root: string): ServerLock {
   return lock;
 }
 
-function rift(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', TSX, ENTRY, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+function rift(args: string[], cwd: string) {
+  return runCli(args, cwd);
 }
 
 function alive(pid: number): boolean {
