@@ -12,6 +12,7 @@ export const LAYERS = [
   'syntax',
   'history',
   'index',
+  'engine',
   'change',
   'services',
   'mcp',

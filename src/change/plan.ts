@@ -1,4 +1,5 @@
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { EngineRegistry } from '../engine/registry.ts';
 import type { Indexer } from '../index/indexer.ts';
 import type { ChangeWarning } from '../protocol/change.ts';
 import type { FileWrite } from './publish.ts';
@@ -13,6 +14,8 @@ export interface ChangeContext {
   root: string;
   config: WorkspaceConfig;
   indexer: Indexer;
+  /** The workspace's language engines (rename, reference checks, move edits, diagnostics). */
+  engines: EngineRegistry;
 }
 
 export interface Plan {

@@ -43,6 +43,12 @@ export interface BuildStats {
   elapsedMs: number;
 }
 
+/** A file whose indexed bytes changed in a published batch (rift's own writes and external ones). */
+export interface FileChangeEvent {
+  path: string;
+  kind: 'created' | 'changed' | 'deleted';
+}
+
 export interface BuildProgress {
   phase: 'walk' | 'parse';
   done: number;
@@ -100,6 +106,7 @@ export class Indexer {
   private watcher: { close(): Promise<void> } | null = null;
   private readonly debounceMs: number;
   private readonly listeners = new Set<(s: Snapshot) => void>();
+  private readonly fileListeners = new Set<(changes: FileChangeEvent[]) => void>();
   private built: { config: WorkspaceConfig; promise: Promise<BuildStats> } | null = null;
   /** Path → digest of the published snapshot, loaded when a read first needs it. */
   private digests: Map<string, string> | null = null;
@@ -123,6 +130,17 @@ export class Indexer {
   onPublish(listener: (s: Snapshot) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called with the files each published batch added, rewrote or removed. */
+  onFilesChanged(listener: (changes: FileChangeEvent[]) => void): () => void {
+    this.fileListeners.add(listener);
+    return () => this.fileListeners.delete(listener);
+  }
+
+  private emitFiles(changes: FileChangeEvent[]): void {
+    if (changes.length === 0) return;
+    for (const l of this.fileListeners) l(changes);
   }
 
   /**
@@ -200,10 +218,13 @@ export class Indexer {
     let reparsed = 0;
 
     if (deletions.length > 0) this.store.applyBatch([], [], deletions);
+    const changed: FileChangeEvent[] = deletions.map((path) => ({ path, kind: 'deleted' }));
     onProgress?.({ phase: 'parse', done: 0, total: work.length });
     let done = 0;
     const apply = (results: ParseOutcome[]) => {
       const { updates, touches, drops } = this.classify(results, stored);
+      for (const u of updates) changed.push({ path: u.path, kind: stored.has(u.path) ? 'changed' : 'created' });
+      for (const path of drops) changed.push({ path, kind: 'deleted' });
       const skips = results.flatMap((r) => {
         const e = entries.get(r.path);
         return !r.ok && e ? [{ path: r.path, size: e.size, mtimeMs: e.mtimeMs, reason: r.reason }] : [];
@@ -223,6 +244,7 @@ export class Indexer {
     }
     if (work.length > OPTIMIZE_AFTER_FILES) this.store.optimizeFullText();
     this.publish(this.store.commitRevision());
+    this.emitFiles(changed);
     this.reconciledConfig = config;
     const counts = this.store.counts();
     return {
@@ -350,8 +372,10 @@ export class Indexer {
     const results = work.map((item) => runParseItem(this.root, maxFileBytes, item));
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
+      const changed: FileChangeEvent[] = updates.map((u) => ({ path: u.path, kind: this.store.file(u.path) ? 'changed' : 'created' }));
       this.store.applyBatch(updates, touches, [...drops, ...deletions]);
       this.publish(this.store.commitRevision());
+      this.emitFiles([...changed, ...[...drops, ...deletions].map((path): FileChangeEvent => ({ path, kind: 'deleted' }))]);
     }
   }
 

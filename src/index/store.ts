@@ -303,6 +303,14 @@ export class Store {
     return r ? r.bytes : null;
   }
 
+  /** Paths whose stored bytes contain `needle` anywhere, in path order (a rename's sweep). */
+  pathsContaining(needle: Uint8Array): string[] {
+    const rows = this.cached('pathsContaining', `SELECT f.path AS path FROM contents c JOIN files f ON f.id = c.file_id WHERE instr(c.bytes, ?) > 0 ORDER BY f.path`).all(
+      Buffer.from(needle),
+    ) as Array<{ path: string }>;
+    return rows.map((r) => r.path);
+  }
+
   content(fileId: number): Uint8Array | null {
     const r = this.stmts.content.get(fileId) as { bytes: Buffer } | undefined;
     return r ? r.bytes : null;

@@ -5,6 +5,7 @@ import { log } from '../core/log.ts';
 import { projectPathViolation } from '../core/path.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import type { HookConfig } from '../config/workspace-config.ts';
+import type { EngineRegistry } from '../engine/registry.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import type {
@@ -16,6 +17,7 @@ import type {
   RemoveNodeInput,
   RemoveSymbolInput,
   ReplaceNodeInput,
+  RenameSymbolInput,
   ReplaceSymbolInput,
 } from '../protocol/change.ts';
 import { applyPlan } from '../change/apply.ts';
@@ -27,6 +29,7 @@ import { planPatch } from '../change/patch.ts';
 import type { ChangeContext, Plan } from '../change/plan.ts';
 import { sweepStage } from '../change/publish.ts';
 import { isRefusal } from '../change/refusal.ts';
+import { planRename } from '../change/rename.ts';
 
 // Transport-free change tools (spec "Changes"). Request-shape checks run first and fail as
 // `invalid_request`; everything else runs in the tree's FIFO lane: configuration gate, index
@@ -67,6 +70,7 @@ export class ChangeService {
     private readonly root: string,
     private readonly config: ConfigLoader,
     private readonly indexer: Indexer,
+    private readonly engines: EngineRegistry,
   ) {
     sweepStage(root);
   }
@@ -94,7 +98,7 @@ export class ChangeService {
 
   removeSymbol(input: RemoveSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_symbol', options, (ctx) => removeSymbol(ctx, input.symbol));
+    return this.run('remove_symbol', options, (ctx) => removeSymbol(ctx, input.symbol, input.force === true));
   }
 
   replaceNode(input: ReplaceNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -111,7 +115,7 @@ export class ChangeService {
 
   removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node));
+    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true));
   }
 
   patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -121,6 +125,11 @@ export class ChangeService {
     return this.run('patch', options, (ctx) => planPatch(ctx, body));
   }
 
+  renameSymbol(input: RenameSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
+    unserved(input);
+    return this.run('rename_symbol', options, (ctx) => planRename(ctx, input.symbol, input.new_name));
+  }
+
   moveFile(input: MoveFileInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
     const path = pathField('path', input.path);
@@ -128,7 +137,7 @@ export class ChangeService {
     return this.run('move_file', options, (ctx) => planMove(ctx, path, destination));
   }
 
-  private run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan): Promise<ChangeResult> {
+  private run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>): Promise<ChangeResult> {
     return this.lane.run(async () => {
       const started = performance.now();
       const accepted = this.config.current();
@@ -137,10 +146,15 @@ export class ChangeService {
       const hooks = accepted.config.hooks;
       const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
       if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });
-      const ctx: ChangeContext = { root: this.root, config: gated ? { ...accepted.config, hooks: [] } : accepted.config, indexer: this.indexer };
+      const ctx: ChangeContext = {
+        root: this.root,
+        config: gated ? { ...accepted.config, hooks: [] } : accepted.config,
+        indexer: this.indexer,
+        engines: this.engines,
+      };
       let result: ChangeResult;
       try {
-        result = await applyPlan(ctx, plan(ctx));
+        result = await applyPlan(ctx, await plan(ctx));
       } catch (e) {
         if (!isRefusal(e)) throw e;
         result = e.result;

@@ -6,6 +6,7 @@ import { ConfigLoader } from '../config/loader.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
+import { EngineRegistry } from '../engine/registry.ts';
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
@@ -27,6 +28,8 @@ export class Engine {
     readonly read: ReadService,
     readonly search: SearchService,
     readonly change: ChangeService,
+    /** The language engines (LSP); `engines.states()` is each language's engine state. */
+    readonly engines: EngineRegistry,
   ) {}
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
@@ -37,7 +40,16 @@ export class Engine {
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(root, config, indexer);
-    const engine = new Engine(root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer), new ChangeService(root, config, indexer));
+    const engines = new EngineRegistry(root, config, indexer);
+    const engine = new Engine(
+      root,
+      config,
+      indexer,
+      new ReadService(root, gate, indexer),
+      new SearchService(root, gate, indexer),
+      new ChangeService(root, config, indexer, engines),
+      engines,
+    );
     if (options.watch) await indexer.watch();
     return engine;
   }
@@ -56,6 +68,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.engines.close();
     await this.indexer.close();
   }
 }
