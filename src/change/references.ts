@@ -85,6 +85,7 @@ export async function checkReferences(ctx: ChangeContext, t: RemovalTarget): Pro
     }
     return [{ path, line: l.range.start.line + 1 }];
   });
+  standing.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
   if (standing.length > 0) {
     const references = standing.slice(0, REMOVE_REFERENCES_REPORTED_MAX);
     if (t.force) {

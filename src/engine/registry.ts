@@ -14,7 +14,7 @@ import {
 } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import type { ConfigLoader } from '../config/loader.ts';
-import { languageFor, type WorkspaceConfig } from '../config/workspace-config.ts';
+import { languageFor, type LanguageEntry, type WorkspaceConfig } from '../config/workspace-config.ts';
 import type { FileChangeEvent, Indexer } from '../index/indexer.ts';
 import type { Diagnostic } from '../protocol/change.ts';
 import { engineUnavailable, FILE_CHANGED, FILE_CREATED, FILE_DELETED, LspClient } from './client.ts';
@@ -246,18 +246,44 @@ export class EngineRegistry {
     }
   }
 
+  /**
+   * Engines learn of every change under their root; a file of their own languages is opened (or
+   * updated) with its new bytes, so a request right after an external write already sees it
+   * rather than waiting on the engine's own file watching.
+   */
   private filesChanged(changes: readonly FileChangeEvent[]): void {
+    let config: WorkspaceConfig;
+    try {
+      config = this.config.current().config;
+    } catch {
+      return; // an invalid rift.toml: engine-backed changes are refused anyway until it is fixed
+    }
     for (const instance of this.instances.values()) {
       const client = instance.current;
       if (!client?.alive) continue;
       const under = instance.rootPath === '' ? changes : changes.filter((c) => c.path.startsWith(`${instance.rootPath}/`));
       client.watched(under.map((c) => ({ path: c.path, type: c.kind === 'created' ? FILE_CREATED : c.kind === 'deleted' ? FILE_DELETED : FILE_CHANGED })));
       for (const c of under) {
-        if (!client.isOpen(c.path)) continue;
-        const bytes = c.kind === 'deleted' ? null : readRegular(join(this.root, c.path));
-        client.sync(c.path, '', bytes);
+        if (c.kind === 'deleted') {
+          client.sync(c.path, '', null);
+          continue;
+        }
+        let languageId = '';
+        if (!client.isOpen(c.path)) {
+          const entry = languageFor(config, c.path);
+          if (!entry || !this.serves(instance, entry, c.path)) continue;
+          languageId = lspLanguageId(entry.id, c.path);
+        }
+        client.sync(c.path, languageId, readRegular(join(this.root, c.path)));
       }
+      this.bound(client);
     }
+  }
+
+  /** Whether `instance` is the engine that serves a file of `entry`'s language at `path`. */
+  private serves(instance: Instance, entry: LanguageEntry, path: string): boolean {
+    const resolved = resolveDefinition(entry);
+    return 'definition' in resolved && JSON.stringify([resolved.definition, this.rootOf(resolved.definition, path)]) === instance.key;
   }
 
   /**

@@ -28,7 +28,7 @@ describe('MCP envelope', () => {
     const { tools } = await ws.rift.client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
-      ['get_symbol', 'insert_node', 'insert_symbol', 'move_file', 'nodes', 'patch', 'remove_node', 'remove_symbol', 'replace_node', 'replace_symbol', 'search'],
+      ['get_symbol', 'insert_node', 'insert_symbol', 'move_file', 'nodes', 'patch', 'remove_node', 'remove_symbol', 'rename_symbol', 'replace_node', 'replace_symbol', 'search'],
     );
     for (const t of tools) {
       assert.equal(t.inputSchema.type, 'object');
