@@ -316,6 +316,7 @@ async function pythonRun(): Promise<{ rows: string[]; failures: string[]; files:
 async function main(): Promise<void> {
   const ts = await typescriptRun();
   const py = await pythonRun();
+  process.stderr.write('checks done\n');
   const rev = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim();
   const failures = [...ts.failures, ...py.failures];
   const body = `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} with \`npx tsx bench/engine.ts${QUICK ? ' --quick' : ''}\`: ${cpus().length} cores, Node ${process.version}, rift at \`${rev}\`. Load average (1 min) ${loadavg()[0].toFixed(2)} at the end.

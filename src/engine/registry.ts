@@ -156,7 +156,8 @@ export class EngineRegistry {
   private closed = false;
 
   constructor(
-    private readonly root: string,
+    /** The canonical workspace root; project paths are relative to it. */
+    readonly root: string,
     private readonly config: ConfigLoader,
     indexer: Indexer,
   ) {
@@ -291,7 +292,7 @@ export class EngineRegistry {
    * deduplicated, each naming its engine. Engines start here when they have not yet; one that
    * cannot answer in time contributes an `info` diagnostic saying so instead.
    */
-  async diagnosticsAfter(files: ReadonlyArray<{ path: string; bytes: Uint8Array }>, config: WorkspaceConfig): Promise<Diagnostic[]> {
+  async diagnosticsAfter(files: ReadonlyArray<{ path: string; bytes: Uint8Array }>, config: WorkspaceConfig = this.config.current().config): Promise<Diagnostic[]> {
     const deadline = performance.now() + ENGINE_DIAGNOSTICS_WAIT_MS;
     const out: Diagnostic[] = [];
     const seen = new Set<string>();

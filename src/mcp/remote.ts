@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isRiftError } from '../core/errors.ts';
+import { capabilityUnavailable, isRiftError, type RiftError } from '../core/errors.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ChangeApi, ReadApi, SearchApi } from '../services/api.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
@@ -51,12 +51,19 @@ export async function connectRemote(lock: ServerLock, client: { name: string; ve
       removeNode: (input, options) => call('remove_node', input, options),
       patch: (input, options) => call('patch', input, options),
       moveFile: (input, options) => call('move_file', input, options),
+      // The server cannot call a reviewer back: the caller gates a remote rename itself.
+      renameSymbol: (input, options, review) => (review ? Promise.reject(remoteReview()) : call('rename_symbol', input, options)),
     },
     async close() {
       await transport.terminateSession().catch(() => {});
       await mcp.close();
     },
   };
+}
+
+/** A rename that must be reviewed file by file before writing can only run in this process. */
+function remoteReview(): RiftError {
+  return capabilityUnavailable('reviewed rename through the workspace server', [['requires', 'the engine in this process (stop `rift server` to review renames file by file)']]);
 }
 
 /**

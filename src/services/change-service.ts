@@ -125,9 +125,18 @@ export class ChangeService {
     return this.run('patch', options, (ctx) => planPatch(ctx, body));
   }
 
-  renameSymbol(input: RenameSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
+  /**
+   * `review`, when given, sees the project paths the engine's edits will write after resolution
+   * and before anything is written (the agent's approval gate and undo journal); throwing from it
+   * abandons the change. It exists in process only: a remote caller cannot be called back.
+   */
+  renameSymbol(input: RenameSymbolInput, options: ChangeOptions = {}, review?: (paths: string[]) => Promise<void>): Promise<ChangeResult> {
     unserved(input);
-    return this.run('rename_symbol', options, (ctx) => planRename(ctx, input.symbol, input.new_name));
+    return this.run('rename_symbol', options, async (ctx) => {
+      const plan = await planRename(ctx, input.symbol, input.new_name);
+      await review?.(plan.writes.map((w) => w.target));
+      return plan;
+    });
   }
 
   moveFile(input: MoveFileInput, options: ChangeOptions = {}): Promise<ChangeResult> {

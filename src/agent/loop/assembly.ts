@@ -271,6 +271,7 @@ export class AgentAssembly {
       this.code.read = workspace.read;
       this.code.search = workspace.search;
       this.code.change = workspace.change;
+      this.code.engines = workspace.engines ?? undefined;
       const std = ToolRegistry.standard(this.code);
       for (const name of std.names()) if (!this.agent.registry.get(name)) this.agent.registry.register(std.get(name)!);
     } catch (e) {

@@ -4,6 +4,7 @@ import { connectRemote, failureKind } from '../../mcp/remote.ts';
 import { findServer } from '../../mcp/workspace-server.ts';
 import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
 import type { ChangeOptions } from '../../services/change-service.ts';
+import type { EngineRegistry } from '../../engine/registry.ts';
 import type { Engine } from '../../services/engine.ts';
 
 // The agent's code services for one workspace: the workspace's `rift server` when one runs
@@ -16,6 +17,8 @@ interface Backend {
   read: ReadApi;
   search: SearchApi;
   change: ChangeApi;
+  /** The language engines, when the backend is the engine in this process. */
+  engines: EngineRegistry | null;
   remote: boolean;
   close(): Promise<void>;
 }
@@ -28,7 +31,7 @@ async function openBackend(root: string, version: string, build: boolean): Promi
     try {
       const remote = await connectRemote(found.lock, CLIENT);
       log('info', 'agent', 'code tools use the workspace server', { pid: found.lock.pid });
-      return { ...remote, remote: true };
+      return { ...remote, engines: null, remote: true };
     } catch (e) {
       log('info', 'agent', 'workspace server unreachable; opening the index here', { error: (e as Error).message });
     }
@@ -37,11 +40,13 @@ async function openBackend(root: string, version: string, build: boolean): Promi
   const { Engine } = await import('../../services/engine.ts');
   const engine: Engine = await Engine.open(root, { watch: true });
   if (build) engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
-  return { read: engine.read, search: engine.search, change: engine.change, remote: false, close: () => engine.close() };
+  return { read: engine.read, search: engine.search, change: engine.change, engines: engine.engines, remote: false, close: () => engine.close() };
 }
 
 export class WorkspaceCode {
   private backend: Promise<Backend>;
+  /** The first backend's language engines when it runs here (diagnostics after write and edit). */
+  readonly engines: EngineRegistry | null;
 
   private constructor(
     private readonly root: string,
@@ -51,6 +56,7 @@ export class WorkspaceCode {
     private readonly changeOptions: () => ChangeOptions,
   ) {
     this.backend = Promise.resolve(first);
+    this.engines = first.engines;
   }
 
   static async open(root: string, version: string, changeOptions: () => ChangeOptions = () => ({})): Promise<WorkspaceCode> {
@@ -98,6 +104,7 @@ export class WorkspaceCode {
     removeNode: (input, options) => this.run('change', (b) => b.change.removeNode(input, { ...options, ...this.changeOptions() })),
     patch: (input, options) => this.run('change', (b) => b.change.patch(input, { ...options, ...this.changeOptions() })),
     moveFile: (input, options) => this.run('change', (b) => b.change.moveFile(input, { ...options, ...this.changeOptions() })),
+    renameSymbol: (input, options, review) => this.run('change', (b) => b.change.renameSymbol(input, { ...options, ...this.changeOptions() }, review)),
   };
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@ import type { Sandbox } from '../policy/sandbox.ts';
 import type { BackgroundTasks } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { UndoJournal } from '../session/undo.ts';
+import type { EngineRegistry } from '../../engine/registry.ts';
 import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
 
 // What every tool call sees. Shared switches (approval, rules) live on objects the front end
@@ -16,6 +17,8 @@ export interface CodeServices {
   read?: ReadApi;
   search?: SearchApi;
   change?: ChangeApi;
+  /** The language engines, when the code runs in this process: diagnostics after write and edit. */
+  engines?: EngineRegistry;
 }
 
 export interface AppliedDiff {

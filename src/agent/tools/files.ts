@@ -4,6 +4,7 @@ import { PARTIAL_NOTE } from '../policy/approval.ts';
 import { appliedDiff } from '../policy/diff.ts';
 import { ToolError, optBool, optInt, stringArg, type Tool } from '../base/tool.ts';
 import { resolvePath, type ToolContext } from './context.ts';
+import { engineReport } from './diagnostics.ts';
 import { lineNumberFromStarts, lineStarts } from '../../core/lines.ts';
 import { extractDeclarations } from '../../syntax/declarations.ts';
 import { isSyntaxReady } from '../../syntax/runtime.ts';
@@ -188,7 +189,7 @@ export const writeTool: Tool<ToolContext> = {
     const prior = priorOf(abs);
     const { note } = await applyChange(ctx, 'write', abs, prior, content);
     const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
-    return `Wrote ${Buffer.byteLength(content)} bytes to ${abs}${note}${hooks}`;
+    return `Wrote ${Buffer.byteLength(content)} bytes to ${abs}${note}${await engineReport(ctx, abs)}${hooks}`;
   },
 };
 
@@ -266,6 +267,6 @@ export const editTool: Tool<ToolContext> = {
     const { note } = await applyChange(ctx, 'edit', abs, prior, proposed);
     const n = replaceAll ? count : 1;
     const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
-    return `Edited ${abs} (${n} replacement${n === 1 ? '' : 's'})${note}${hooks}`;
+    return `Edited ${abs} (${n} replacement${n === 1 ? '' : 's'})${note}${await engineReport(ctx, abs)}${hooks}`;
   },
 };
