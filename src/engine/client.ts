@@ -8,7 +8,9 @@ import {
   ResponseError,
   StreamMessageReader,
   StreamMessageWriter,
+  type Message,
   type MessageConnection,
+  type MessageWriter,
 } from 'vscode-jsonrpc/node.js';
 import type {
   Diagnostic as LspDiagnostic,
@@ -59,6 +61,34 @@ interface TsserverDiagnostic {
 
 const TSSERVER_SEVERITY: Record<string, 1 | 2 | 3 | 4> = { error: 1, warning: 2, message: 3, suggestion: 4 };
 
+/**
+ * A writer whose writes never reject. vscode-jsonrpc rethrows a failed request write inside a
+ * promise executor, an unhandled rejection that would end the process whenever an engine dies
+ * with a request in flight; the failure still reaches `onError`, and the engine's exit disposes
+ * the connection, which rejects the waiting request.
+ */
+class SettledWriter implements MessageWriter {
+  constructor(private readonly inner: MessageWriter) {}
+  get onError() {
+    return this.inner.onError;
+  }
+  get onClose() {
+    return this.inner.onClose;
+  }
+  write(msg: Message): Promise<void> {
+    return this.inner.write(msg).catch(() => {});
+  }
+  end(): void {
+    this.inner.end();
+  }
+  dispose(): void {
+    this.inner.dispose();
+  }
+}
+
+/** vscode-jsonrpc's own codes for a write, read or connection failure: not the engine's answer. */
+const TRANSPORT_ERRORS = new Set([-32099, -32098, -32097, -32096]);
+
 export const FILE_CREATED = 1;
 export const FILE_CHANGED = 2;
 export const FILE_DELETED = 3;
@@ -99,6 +129,8 @@ export class LspClient {
     this.encoding = init.capabilities.positionEncoding === 'utf-8' ? 'utf-8' : 'utf-16';
     child.once('exit', () => {
       this.exited = true;
+      // Rejects what is still pending (a write that failed left its request waiting).
+      connection.dispose();
       this.wake();
     });
   }
@@ -116,8 +148,9 @@ export class LspClient {
     return this.diagnosed && this.progress.size === 0 && !this.exited;
   }
 
+  /** The process runs and its stdin still takes writes (it closes before `exit` is reported). */
   get alive(): boolean {
-    return !this.exited;
+    return !this.exited && this.child.stdin?.writable === true;
   }
 
   /**
@@ -142,12 +175,17 @@ export class LspClient {
       child.once('error', reject);
     });
     child.once('exit', (code, signal) => onExit(code, signal, stderr.split(root).join('<root>')));
+    // An engine that dies before answering `initialize` fails the start at once, not at the timeout.
+    const died = new Promise<never>((_, reject) =>
+      child.once('exit', (code, signal) => reject(engineUnavailable(definition.name, `exited while starting (${signal ?? `code ${code}`})`))),
+    );
+    died.catch(() => {});
     try {
       await spawned;
     } catch (e) {
       throw engineUnavailable(definition.name, `could not start: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new SettledWriter(new StreamMessageWriter(child.stdin!)));
     // Writes to a dead engine fail; the exit handler reports the crash, so these are only logged.
     connection.onError(([e]) => log('debug', 'engine', 'engine connection error', { engine: definition.name, error: e.message }));
     child.stdin!.on('error', () => {});
@@ -189,14 +227,14 @@ export class LspClient {
     };
     let init: InitializeResult;
     try {
-      init = await withTimeout(connection.sendRequest('initialize', params) as Promise<InitializeResult>, ENGINE_START_TIMEOUT_MS, definition.name, 'initialize');
+      init = await withTimeout(Promise.race([connection.sendRequest('initialize', params) as Promise<InitializeResult>, died]), ENGINE_START_TIMEOUT_MS, definition.name, 'initialize');
     } catch (e) {
       child.kill('SIGKILL');
       connection.dispose();
       if (e instanceof RiftError) throw e;
       throw engineUnavailable(definition.name, `initialize failed: ${(e as Error).message}`);
     }
-    await connection.sendNotification('initialized', {});
+    connection.sendNotification('initialized', {}).catch(() => {}); // a write to an engine that just died: its exit reports it
     client = new LspClient(definition, root, child, connection, init);
     for (const f of pending) f(client);
     return client;
@@ -243,12 +281,13 @@ export class LspClient {
   }
 
   async request<R>(method: string, params: unknown, timeoutMs = ENGINE_REQUEST_TIMEOUT_MS): Promise<R> {
-    if (this.exited) throw engineUnavailable(this.name, 'the engine exited');
+    // Nothing is sent to an engine whose stdin is gone: the request would wait for the exit.
+    if (!this.alive) throw engineUnavailable(this.name, 'the engine exited');
     const cancel = new CancellationTokenSource();
     try {
       return await withTimeout(this.connection.sendRequest(method, params, cancel.token) as Promise<R>, timeoutMs, this.name, method, () => cancel.cancel());
     } catch (e) {
-      if (e instanceof ResponseError) throw new EngineDeclined(this.name, e.message);
+      if (e instanceof ResponseError && !TRANSPORT_ERRORS.has(e.code)) throw new EngineDeclined(this.name, e.message);
       if (e instanceof RiftError) throw e;
       throw engineUnavailable(this.name, this.exited ? 'the engine exited' : (e as Error).message);
     } finally {
@@ -257,7 +296,7 @@ export class LspClient {
   }
 
   private notify(method: string, params: unknown): void {
-    if (this.exited) return;
+    if (!this.alive) return;
     this.connection.sendNotification(method, params).catch(() => {});
   }
 
@@ -354,12 +393,14 @@ export class LspClient {
   async shutdown(): Promise<void> {
     if (this.exited) return;
     const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    try {
-      await withTimeout(this.connection.sendRequest('shutdown'), ENGINE_SHUTDOWN_WAIT_MS, this.name, 'shutdown');
-      await this.connection.sendNotification('exit');
-    } catch {
-      // a hung or dead engine is killed below
-    }
+    if (this.alive) {
+      try {
+        await withTimeout(this.connection.sendRequest('shutdown'), ENGINE_SHUTDOWN_WAIT_MS, this.name, 'shutdown');
+        await this.connection.sendNotification('exit');
+      } catch {
+        // a hung or dying engine is killed below
+      }
+    } else this.child.kill('SIGKILL');
     const timer = setTimeout(() => this.child.kill('SIGKILL'), ENGINE_SHUTDOWN_WAIT_MS);
     await gone;
     clearTimeout(timer);

@@ -69,7 +69,7 @@ for (const L of LANGUAGES) {
     let root = '';
     let engine: Engine;
     before(async () => {
-      root = tempWorkspace(L.files);
+      root = tempWorkspace({ ...L.files, 'rift.toml': '[languages.java]\nlsp = false\n' });
       engine = await Engine.open(root, { watch: true });
       await engine.build();
     });
@@ -80,6 +80,7 @@ for (const L of LANGUAGES) {
 
     test('nothing starts until a change needs the engine; then it loads and reports ready', async () => {
       assert.deepEqual(stateOf(engine, L.language), { language: L.language, engine: L.engine, state: 'idle' });
+      assert.deepEqual(stateOf(engine, 'java'), { language: 'java', engine: null, state: 'unavailable', reason: '[languages.java] sets lsp = false' });
       const r = await engine.change.removeSymbol({ symbol: L.symbol });
       assert.equal(r.status, 'refused', 'greet is referenced');
       const s = stateOf(engine, L.language);
@@ -166,3 +167,32 @@ for (const L of LANGUAGES) {
     });
   });
 }
+
+describe('an engine that cannot start', () => {
+  let root = '';
+  let engine: Engine;
+  before(async () => {
+    // `false` is a real program that exits at once: every start fails the same way.
+    root = tempWorkspace({ 'rift.toml': '[languages.go.lsp]\ncommand = "false"\n', 'main.go': 'package main\n\nfunc Run() {}\n' });
+    engine = await Engine.open(root, { watch: false });
+    await engine.build();
+  });
+  after(async () => {
+    await engine.close();
+    removeWorkspace(root);
+  });
+
+  test('a removal goes unchecked, saying why; restarts back off and then stop', async () => {
+    const r = await engine.change.removeSymbol({ symbol: 'rift://symbol/go/main.go/Run' });
+    assert.equal(r.status, 'applied');
+    const w = r.status === 'applied' ? r.summary.warnings : [];
+    assert.deepEqual(w.map((x) => x.kind), ['rift.remove.references_unchecked']);
+    assert.match((w[0] as { reason: string }).reason, /^false is unavailable: /);
+    const failed = await eventually(() => {
+      const s = stateOf(engine, 'go');
+      return s.state === 'failed' ? s : undefined;
+    }, 60_000);
+    assert.equal(failed.restarts, 5);
+    assert.match(failed.reason!, /gave up after 5 restarts — fix the engine, then edit rift\.toml or restart rift$/);
+  });
+});

@@ -24,6 +24,8 @@ type Result = {
 const sym = (path: string, name: string) => `rift://symbol/python/${path}/${name}`;
 
 const FILES = {
+  // Named explicitly: a configured engine is the one used (the zero-config default is the same).
+  'rift.toml': '[languages.python]\nlsp = "pyright"\n',
   'pkg/__init__.py': '',
   'pkg/shapes.py': '# area is computed here\ndef area(w, h):\n    return w * h\n\n\ndef unused():\n    return 0\n',
   'pkg/report.py': 'from pkg.shapes import area\n\n\ndef report():\n    return "total " + str(area(2, 3))\n',
