@@ -10,15 +10,12 @@
 // Writes the `## Changes (bench/change.ts)` section of docs/benchmarks.md and prints it.
 
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, cpSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { fileURLToPath } from 'node:url';
 import { compare, generateCases, gitAnchors, runGit, runRift, type Verdict } from '../test/change/patch-cases.ts';
-import { fmtMs, percentile, seededRandom, writeSection } from './lib.ts';
+import { fmtMs, percentile, seededRandom, serveRift, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -56,18 +53,8 @@ async function main(): Promise<void> {
   const gitDir = mkdtempSync(join(tmpdir(), 'rift-bench-gitapply-'));
   try {
     makeTree(dir);
-    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ['--import', tsx, join(ROOT, 'src/cli/entry.ts'), 'mcp'],
-      cwd: dir,
-      env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
-      stderr: 'ignore',
-    });
-    const client = new Client({ name: 'bench', version: '0' });
-    await client.connect(transport);
-    const call = async (name: string, args: Record<string, unknown>) =>
-      (await client.callTool({ name, arguments: args })).structuredContent as Record<string, unknown>;
+    const rift = await serveRift(dir, 60_000);
+    const call = rift.call;
     const t0 = performance.now();
     await call('get_symbol', { name: 'fn_1_1', include: [] });
     const ready = performance.now() - t0;
@@ -126,7 +113,7 @@ async function main(): Promise<void> {
       gitMs.push(performance.now() - g0);
       if (g.status !== 0) throw new Error(`git apply: ${g.stderr.toString()}`);
     }
-    await client.close();
+    await rift.close();
 
     const counts: Partial<Record<Verdict, number>> = {};
     let anchored = 0;

@@ -16,11 +16,9 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, 
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { fileURLToPath } from 'node:url';
 import { Engine } from '../src/services/engine.ts';
-import { fmtMs, percentile, seededRandom, sleep, writeSection } from './lib.ts';
+import { fmtMs, percentile, seededRandom, serveRift, sleep, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -120,23 +118,6 @@ async function pickCases(dir: string, language: string, ext: string, kinds: read
   }
 }
 
-async function serve(dir: string): Promise<{ call: (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>; close: () => Promise<void> }> {
-  const tsx = pathToFileURL(require.resolve('tsx')).href;
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', tsx, join(ROOT, 'src/cli/entry.ts'), 'mcp'],
-    cwd: dir,
-    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
-    stderr: 'ignore',
-  });
-  const client = new Client({ name: 'bench', version: '0' });
-  await client.connect(transport);
-  return {
-    call: async (name, args) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 })).structuredContent as Record<string, unknown>,
-    close: () => client.close(),
-  };
-}
-
 /** One rift change, then the checker; a failed case is reverted so the next starts clean. */
 async function riftCase(dir: string, run: () => Promise<Record<string, unknown>>, check: () => { ok: boolean; out: string }, label: string): Promise<Outcome> {
   const t0 = performance.now();
@@ -206,7 +187,7 @@ async function typescriptRun(): Promise<{ rows: string[]; failures: string[]; fi
       if (!movePicks.includes(p)) movePicks.push(p);
     }
 
-    const rift = await serve(dir);
+    const rift = await serveRift(dir);
     const renames: Outcome[] = [];
     const failures: string[] = [];
     try {
@@ -281,7 +262,7 @@ async function pythonRun(): Promise<{ rows: string[]; failures: string[]; files:
       const n = pyrightErrors(dir);
       return { ok: n === baseline, out: `pyright reports ${n} errors, ${baseline} before` };
     };
-    const rift = await serve(dir);
+    const rift = await serveRift(dir);
     const renames: Outcome[] = [];
     const failures: string[] = [];
     try {

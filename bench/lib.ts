@@ -1,7 +1,11 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 // Small helpers shared by the benchmarks in bench/: timed child processes, percentiles,
 // a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
@@ -135,4 +139,28 @@ export function fmtMs(ms: number): string {
 
 export function fmtMb(kb: number | null): string {
   return kb === null ? 'n/a' : `${(kb / 1024).toFixed(0)} MB`;
+}
+
+export interface BenchMcp {
+  call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** `rift mcp` serving `dir` over stdio, the way agents run it; a call answers its structured result. */
+export async function serveRift(dir: string, callTimeoutMs = 300_000): Promise<BenchMcp> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', tsx, join(root, 'src/cli/entry.ts'), 'mcp'],
+    cwd: dir,
+    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'bench', version: '0' });
+  await client.connect(transport);
+  return {
+    call: async (name, args) => (await client.callTool({ name, arguments: args }, undefined, { timeout: callTimeoutMs })).structuredContent as Record<string, unknown>,
+    close: () => client.close(),
+  };
 }

@@ -2,24 +2,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ChangeResultSeen } from '../helpers/change-result.ts';
 import { serveWorkspace } from '../helpers/mcp.ts';
 
 // rename_symbol, reference-checked removals, moves and engine diagnostics against the real
 // pyright language server (reference F.13 rules 142–152), over stdio. One server and one engine
 // serve the whole group.
 
-type Warning = { kind: string; message: string; [k: string]: unknown };
-type Result = {
-  status: string;
-  reason?: string;
-  preconditions?: Array<{ kind: string; status: string; addresses: unknown[]; paths: string[]; expected: unknown; observed: unknown }>;
-  diagnostics?: Array<{ code: string | null; message: string; severity: string }>;
-  summary?: {
-    files: Array<{ path: string; change: string }>;
-    diagnostics: Array<{ code: string | null; message: string; severity: string; span: unknown; extensions: Record<string, unknown>; language: string | null }>;
-    warnings: Warning[];
-  };
-};
+type Result = ChangeResultSeen;
 
 const sym = (path: string, name: string) => `rift://symbol/python/${path}/${name}`;
 
@@ -40,7 +30,7 @@ const FILES = {
 describe('language engine: pyright', () => {
   const ws = serveWorkspace({ before, after }, FILES);
   const read = (p: string) => readFileSync(join(ws.root, p), 'utf8');
-  const call = async (tool: string, args: Record<string, unknown>) => (await ws.rift.call(tool, args)) as Result;
+  const call = async (tool: string, args: Record<string, unknown>) => (await ws.rift.call(tool, args)) as unknown as Result;
 
   test('rename_symbol renames the function, its import and its uses across modules as one change', async () => {
     const r = await call('rename_symbol', { symbol: sym('pkg/shapes.py', 'area'), new_name: 'surface' });

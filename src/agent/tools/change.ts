@@ -120,6 +120,14 @@ async function withHooks(ctx: ToolContext, tool: ChangeTool, result: ChangeResul
   return text + (await ctx.hooks.afterEdit(ctx, result.summary.files.map((f) => f.path).join(', ')));
 }
 
+/** The `symbol` argument, which must be a SymbolId the model got from get_symbol. */
+function symbolArg(args: Record<string, unknown>, tool: ChangeTool): { symbol: string; parsed: NonNullable<ReturnType<typeof parseSymbolId>> } {
+  const symbol = stringArg(args, 'symbol', tool);
+  const parsed = parseSymbolId(symbol);
+  if (!parsed) throw new ToolError(`${tool}: '${symbol}' is not a symbol id; get one (rift://symbol/…) from get_symbol`);
+  return { symbol, parsed };
+}
+
 function textOf(abs: string): string | null {
   if (!existsSync(abs)) return null;
   const bytes = readFileSync(abs);
@@ -137,10 +145,8 @@ export const replaceSymbolTool: Tool<ToolContext> = {
   },
   async run(args, ctx) {
     const change = service(ctx, 'replace_symbol');
-    const symbol = stringArg(args, 'symbol', 'replace_symbol');
+    const { symbol, parsed } = symbolArg(args, 'replace_symbol');
     const body = stringArg(args, 'body', 'replace_symbol');
-    const parsed = parseSymbolId(symbol);
-    if (!parsed) throw new ToolError(`replace_symbol: '${symbol}' is not a symbol id; get one (rift://symbol/…) from get_symbol`);
     const abs = resolvePath(ctx, parsed.path);
     const detail = [symbol, ...body.split('\n').slice(0, DETAIL_LINES_MAX).map((l) => `+${l}`)];
     const before = textOf(abs);
@@ -192,10 +198,8 @@ export const renameSymbolTool: Tool<ToolContext> = {
   },
   async run(args, ctx) {
     const change = service(ctx, 'rename_symbol');
-    const symbol = stringArg(args, 'symbol', 'rename_symbol');
+    const { symbol } = symbolArg(args, 'rename_symbol');
     const newName = stringArg(args, 'new_name', 'rename_symbol');
-    const parsed = parseSymbolId(symbol);
-    if (!parsed) throw new ToolError(`rename_symbol: '${symbol}' is not a symbol id; get one (rift://symbol/…) from get_symbol`);
     const root = rootOf(ctx);
     const detail = [`${symbol} → ${newName}`];
     let result: ChangeResult;
