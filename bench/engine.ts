@@ -118,10 +118,23 @@ async function pickCases(dir: string, language: string, ext: string, kinds: read
   }
 }
 
+/** Resends a call that failed `retry: same_request` (an engine still loading), as the contract asks a client to. */
+async function persist(run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      const retry = (e as { data?: { retry?: string } }).data?.retry;
+      if (retry !== 'same_request' || attempt >= 20) throw e;
+      await sleep(2000);
+    }
+  }
+}
+
 /** One rift change, then the checker; a failed case is reverted so the next starts clean. */
 async function riftCase(dir: string, run: () => Promise<Record<string, unknown>>, check: () => { ok: boolean; out: string }, label: string): Promise<Outcome> {
   const t0 = performance.now();
-  const r = await run();
+  const r = await persist(run);
   const ms = performance.now() - t0;
   if (r.status !== 'applied') {
     resetHard(dir);
@@ -305,7 +318,7 @@ async function main(): Promise<void> {
 - **TypeScript**: ajv's own sources (\`node_modules/ajv/lib\`, ${ts.files} files, strict \`tsconfig.json\`; \`tsc --noEmit\` passes before any change), served by \`rift mcp\` over stdio with the zero-config typescript-language-server. ${TS_RENAMES} renames of top-level declarations whose name occurs in at least two files (seeded sample), new name \`<name>Renamed\`; then ${TS_MOVES} moves of imported files into \`lib/moved/\`, a different depth, so importers' and the file's own relative imports change.
 - **Python**: the standard library's \`asyncio\` copied as \`aio/\` (${py.files} files), checked with the pyright CLI (${py.baseline} errors before any change, the baseline each case must keep); ${PY_RENAMES} renames, new name \`<name>_renamed\`.
 
-A case passes when rift applies it and the checker afterwards reports as it did before. rift's cases run one after another on one tree, as an agent's session would (a failed case is reverted); each peer case starts from the original tree. Latency is the \`rename_symbol\` / \`move_file\` call from request to result, which includes the engine's answer, compiling and witnessing the edits, publication, the index refresh, the surviving-occurrence sweep and the engine diagnostics of every written file.
+A case passes when rift applies it and the checker afterwards reports as it did before. A call that fails \`temporarily_unavailable\` (an engine still loading) is resent after 2 s, as the contract asks of a client; its latency counts every attempt. rift's cases run one after another on one tree, as an agent's session would (a failed case is reverted); each peer case starts from the original tree. Latency is the \`rename_symbol\` / \`move_file\` call from request to result, which includes the engine's answer, compiling and witnessing the edits, publication, the index refresh, the surviving-occurrence sweep and the engine diagnostics of every written file.
 
 | measure | passes | p50 | p95 |
 |---|---:|---:|---:|
