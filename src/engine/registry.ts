@@ -175,7 +175,7 @@ export class EngineRegistry {
     if (rootPath === null) {
       return { ok: false, engine: definition.name, reason: `${definition.name} needs one of ${definition.rootMarkers.join(', ')} at or above ${path}` };
     }
-    const instance = this.instance(definition, rootPath);
+    const instance = this.instance(definition, rootPath, config);
     instance.languages.add(entry.id);
     return {
       ok: true,
@@ -183,10 +183,22 @@ export class EngineRegistry {
     };
   }
 
-  private instance(definition: EngineDefinition, rootPath: string): Instance {
-    const key = JSON.stringify([definition, rootPath]);
+  private instance(definition: EngineDefinition, rootPath: string, config: WorkspaceConfig): Instance {
+    const key = instanceKey(definition, rootPath);
     let instance = this.instances.get(key);
     if (!instance) {
+      // An edited definition replaces the engine it described: the old process is shut down
+      // once no language of the current configuration selects that definition any more.
+      const selected = new Set(config.languages.flatMap((entry) => {
+        const resolved = resolveDefinition(entry);
+        return 'definition' in resolved ? [JSON.stringify(resolved.definition)] : [];
+      }));
+      for (const [k, old] of this.instances) {
+        if (old.definition.name === definition.name && old.rootPath === rootPath && !selected.has(JSON.stringify(old.definition))) {
+          this.instances.delete(k);
+          void old.close();
+        }
+      }
       instance = new Instance(key, definition, this.root, rootPath);
       if (this.closed) instance.state = 'stopped';
       this.instances.set(key, instance);
@@ -223,7 +235,7 @@ export class EngineRegistry {
       const resolved = resolveDefinition(entry);
       if (!('definition' in resolved)) return { language: entry.id, engine: resolved.engine, state: 'unavailable', reason: resolved.reason };
       const name = resolved.definition.name;
-      const running = [...this.instances.values()].filter((i) => i.languages.has(entry.id) && i.definition.name === name);
+      const running = [...this.instances.values()].filter((i) => i.languages.has(entry.id) && i.key === instanceKey(resolved.definition, i.rootPath));
       const instance = running.find((i) => i.current) ?? running[0];
       if (!instance) return { language: entry.id, engine: name, state: 'idle' };
       const status: EngineStatus = { language: entry.id, engine: name, state: instance.observedState, root: instance.rootPath, restarts: instance.restarts };
@@ -259,6 +271,15 @@ export class EngineRegistry {
     } catch {
       return; // an invalid rift.toml: engine-backed changes are refused anyway until it is fixed
     }
+    // One definition per language for the whole batch (resolving one looks programs up on PATH).
+    const definitions = new Map<string, EngineDefinition | null>();
+    const definitionOf = (entry: LanguageEntry) => {
+      if (!definitions.has(entry.id)) {
+        const resolved = resolveDefinition(entry);
+        definitions.set(entry.id, 'definition' in resolved ? resolved.definition : null);
+      }
+      return definitions.get(entry.id)!;
+    };
     for (const instance of this.instances.values()) {
       const client = instance.current;
       if (!client?.alive) continue;
@@ -272,19 +293,14 @@ export class EngineRegistry {
         let languageId = '';
         if (!client.isOpen(c.path)) {
           const entry = languageFor(config, c.path);
-          if (!entry || !this.serves(instance, entry, c.path)) continue;
+          const definition = entry ? definitionOf(entry) : null;
+          if (!entry || !definition || instanceKey(definition, this.rootOf(definition, c.path)) !== instance.key) continue;
           languageId = lspLanguageId(entry.id, c.path);
         }
         client.sync(c.path, languageId, readRegular(join(this.root, c.path)));
       }
       this.bound(client);
     }
-  }
-
-  /** Whether `instance` is the engine that serves a file of `entry`'s language at `path`. */
-  private serves(instance: Instance, entry: LanguageEntry, path: string): boolean {
-    const resolved = resolveDefinition(entry);
-    return 'definition' in resolved && JSON.stringify([resolved.definition, this.rootOf(resolved.definition, path)]) === instance.key;
   }
 
   /**
@@ -327,6 +343,10 @@ export class EngineRegistry {
     this.closed = true;
     await Promise.all([...this.instances.values()].map((i) => i.close()));
   }
+}
+
+function instanceKey(definition: EngineDefinition, rootPath: string | null): string {
+  return JSON.stringify([definition, rootPath]);
 }
 
 function readRegular(abs: string): Buffer | null {

@@ -194,5 +194,9 @@ describe('an engine that cannot start', () => {
     }, 60_000);
     assert.equal(failed.restarts, 5);
     assert.match(failed.reason!, /gave up after 5 restarts — fix the engine, then edit rift\.toml or restart rift$/);
+
+    // Editing the definition replaces the failed engine: the new one starts afresh.
+    writeFileSync(join(root, 'rift.toml'), '[languages.go.lsp]\ncommand = "false"\nargs = ["--again"]\n');
+    assert.deepEqual(stateOf(engine, 'go'), { language: 'go', engine: 'false', state: 'idle' });
   });
 });
