@@ -8,7 +8,7 @@
 // and 20 moves. Python: the standard library's asyncio package copied as `aio/`, checked with
 // the pyright CLI, 30 renames. rift's cases run one after the other on one tree (a case whose
 // check fails is reverted before the next); each peer case starts from the original tree.
-// --quick: fewer cases; prints without touching the doc.
+// --quick: fewer cases; prints without touching the doc. --only=typescript|python: one half.
 // Writes the `## Language engines (bench/engine.ts)` section of docs/benchmarks.md.
 
 import { spawnSync } from 'node:child_process';
@@ -24,6 +24,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
 const HEADING = '## Language engines (bench/engine.ts)';
 const QUICK = process.argv.includes('--quick');
+/** `--only=typescript` or `--only=python` runs one half and prints its rows without touching the doc. */
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? null;
 const TS_RENAMES = QUICK ? 6 : 50;
 const TS_MOVES = QUICK ? 3 : 20;
 const PY_RENAMES = QUICK ? 4 : 30;
@@ -308,9 +310,13 @@ async function pythonRun(): Promise<{ rows: string[]; failures: string[]; files:
 }
 
 async function main(): Promise<void> {
+  if (ONLY !== null) {
+    const half = ONLY === 'python' ? await pythonRun() : await typescriptRun();
+    process.stdout.write(`${half.rows.join('\n')}\n\n${half.failures.map((f) => `- ${f}`).join('\n')}\nfiles ${half.files}${'baseline' in half ? `, pyright baseline ${half.baseline}` : ''}\n`);
+    return;
+  }
   const ts = await typescriptRun();
   const py = await pythonRun();
-  process.stderr.write('checks done\n');
   const rev = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim();
   const failures = [...ts.failures, ...py.failures];
   const body = `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} with \`npx tsx bench/engine.ts${QUICK ? ' --quick' : ''}\`: ${cpus().length} cores, Node ${process.version}, rift at \`${rev}\`. Load average (1 min) ${loadavg()[0].toFixed(2)} at the end.
