@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { RiftError } from '../../src/core/errors.ts';
 import { Engine } from '../../src/services/engine.ts';
 import type { EngineStatus } from '../../src/engine/registry.ts';
-import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { eventually, removeWorkspace, resend, tempWorkspace } from '../helpers/workspace.ts';
 
 // Engine processes as the services see them, with the real engines: started lazily, tracked
 // through loading to ready, restarted after a crash, in sync with writes rift did not make, and
@@ -81,7 +81,7 @@ for (const L of LANGUAGES) {
     test('nothing starts until a change needs the engine; then it loads and reports ready', async () => {
       assert.deepEqual(stateOf(engine, L.language), { language: L.language, engine: L.engine, state: 'idle' });
       assert.deepEqual(stateOf(engine, 'java'), { language: 'java', engine: null, state: 'unavailable', reason: '[languages.java] sets lsp = false' });
-      const r = await engine.change.removeSymbol({ symbol: L.symbol });
+      const r = await resend(() => engine.change.removeSymbol({ symbol: L.symbol }));
       assert.equal(r.status, 'refused', 'greet is referenced');
       const s = stateOf(engine, L.language);
       assert.equal(s.state, 'ready');
@@ -106,7 +106,7 @@ for (const L of LANGUAGES) {
         return s.pid !== undefined && s.pid !== before.pid ? s : undefined;
       }, 30_000);
       assert.equal(restarted.restarts, 1);
-      const r = await engine.change.renameSymbol({ symbol: L.symbol, new_name: 'welcome' });
+      const r = await resend(() => engine.change.renameSymbol({ symbol: L.symbol, new_name: 'welcome' }));
       assert.equal(r.status, 'applied', JSON.stringify(r));
       assert.equal(r.status === 'applied' && r.summary.files.length, 2, 'the importer was renamed too');
       assert.equal(stateOf(engine, L.language).state, 'ready');

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChangeResultSeen } from '../helpers/change-result.ts';
 import { serveWorkspace } from '../helpers/mcp.ts';
+import { resend } from '../helpers/workspace.ts';
 
 // rename_symbol, reference-checked removals, moves and engine diagnostics against the real
 // pyright language server (reference F.13 rules 142–152), over stdio. One server and one engine
@@ -30,7 +31,7 @@ const FILES = {
 describe('language engine: pyright', () => {
   const ws = serveWorkspace({ before, after }, FILES);
   const read = (p: string) => readFileSync(join(ws.root, p), 'utf8');
-  const call = async (tool: string, args: Record<string, unknown>) => (await ws.rift.call(tool, args)) as unknown as Result;
+  const call = async (tool: string, args: Record<string, unknown>) => (await resend(() => ws.rift.call(tool, args))) as unknown as Result;
 
   test('rename_symbol renames the function, its import and its uses across modules as one change', async () => {
     const r = await call('rename_symbol', { symbol: sym('pkg/shapes.py', 'area'), new_name: 'surface' });
