@@ -16,7 +16,11 @@ import Database from 'better-sqlite3';
 import { setLogLevel } from '../src/core/log.ts';
 import { lineNumberFromStarts, lineStarts } from '../src/core/lines.ts';
 import { Engine } from '../src/services/engine.ts';
-import { copyTree, fmtMb, fmtMs, median, percentile, seededRandom, sleep, timed, treeSize, writeSection, type Timed } from './lib.ts';
+import {
+  copyTree, ctagsBinary, distinctCopies, firstAnswer, fmtMb, fmtMs, load1, median, percentile, pythonStdlibRoot, riftIndexRun, seededRandom,
+  skipStdlibNoise, sleep, timed, treeSize, writeSection, type Timed,
+} from './lib.ts';
+import { measureFloor, type FloorRun, type Mode, type Parser } from './floor.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RIFT_BIN = join(ROOT, 'bin', 'rift.js');
@@ -37,6 +41,9 @@ const PROBE_TIMEOUT_MS = 5_000;
 const SEED = 0x5eed;
 
 const TARGET = { coldRatio: 3, warmMs: 1000, visibilityMs: 200, getSymbolP95Ms: 10, recall: 0.95 };
+/** Issue 18's targets on these 2-core machines. */
+const THROUGHPUT = { cpuOverFloor: 1.5, wallOverCtags: 4, perDoubling: 2.1, firstAnswerMs: 1000, rssMb: 250 };
+const GROWTH = QUICK ? [1, 2] : [1, 2, 4];
 
 interface TreeSpec {
   id: string;
@@ -62,19 +69,7 @@ interface CtagsTag {
 
 // ---------------------------------------------------------------------------------------------
 
-function ctagsBinary(): string {
-  for (const c of ['/usr/bin/ctags', '/usr/local/bin/ctags']) if (existsSync(c)) return c;
-  const r = spawnSync('ctags', ['--version'], { encoding: 'utf8' });
-  if (r.status === 0 && /Universal Ctags/.test(r.stdout)) return 'ctags';
-  throw new Error('Universal Ctags not found (expected /usr/bin/ctags)');
-}
 const CTAGS = ctagsBinary();
-
-function pythonStdlib(): string {
-  const r = spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8', timeout: 10_000 });
-  if (r.status !== 0) throw new Error(`python3 failed: ${r.stderr}`);
-  return r.stdout.trim();
-}
 
 function trees(): TreeSpec[] {
   const ts: TreeSpec = {
@@ -93,9 +88,8 @@ function trees(): TreeSpec[] {
   const py: TreeSpec = {
     id: 'python',
     label: 'Python stdlib',
-    source: pythonStdlib(),
-    // site-packages is whatever pip installed, not the stdlib; __pycache__ is build output.
-    skip: (rel, name) => rel === 'site-packages' || name === '__pycache__',
+    source: pythonStdlibRoot(),
+    skip: skipStdlibNoise,
     probeFile: 'argparse.py',
     probe: (i) => ({ name: `bench_probe_${i}`, text: `\ndef bench_probe_${i}(): pass\n` }),
     recallKinds: { Python: new Set(['function', 'class', 'member']) },
@@ -115,14 +109,7 @@ function buildDist(): string | null {
   return `npm run build exited ${r.status} (${first.trim()}); measured the emitted dist/`;
 }
 
-function riftIndex(dir: string): { t: Timed; stats: Record<string, number> } {
-  const env = { ...process.env };
-  delete env.RIFT_LOG;
-  const t = timed(process.execPath, [RIFT_BIN, 'index', '--json', '--workspace', dir], { cwd: ROOT, env, timeoutMs: 300_000 });
-  if (t.status !== 0) throw new Error(`rift index failed (${t.status}): ${t.stderr}`);
-  const line = t.stdout.trim().split('\n').pop() ?? '';
-  return { t, stats: JSON.parse(line) as Record<string, number> };
-}
+const riftIndex = (dir: string) => riftIndexRun(RIFT_BIN, dir, 600_000);
 
 function runCtags(args: string[], out: string, cwd: string): Timed {
   rmSync(out, { force: true }); // ctags refuses to overwrite a file that is not a tags file (JSON isn't)
@@ -179,7 +166,7 @@ function recall(dir: string, spec: TreeSpec, sameFiles: CtagsTag[], wholeTree: C
   const decls = new Map<string, Map<string, [number, number][]>>();
   try {
     const rows = db
-      .prepare(`SELECT f.path, s.name, s.line, s.item_start FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY f.path`)
+      .prepare(`SELECT f.path, s.name, s.line, s.item_start FROM symbols s JOIN files f ON f.blob_id = s.blob_id ORDER BY f.path`)
       .iterate() as Iterable<{ path: string; name: string; line: number; item_start: number }>;
     let path = '';
     let starts: number[] = [];
@@ -371,7 +358,7 @@ async function benchTree(spec: TreeSpec, scratch: string): Promise<Result> {
 
   // The files rift parsed, for a same-input ctags run and for recall.
   const db = new Database(join(dir, '.rift', 'rift.db'), { readonly: true, fileMustExist: true });
-  const parsedRows = db.prepare(`SELECT path, size FROM files WHERE parsed = 1 ORDER BY path`).all() as { path: string; size: number }[];
+  const parsedRows = db.prepare(`SELECT f.path, f.size FROM files f JOIN blobs b ON b.id = f.blob_id WHERE b.parsed = 1 ORDER BY f.path`).all() as { path: string; size: number }[];
   db.close();
   const parsed = new Set(parsedRows.map((r) => r.path));
   const parsedBytes = parsedRows.reduce((n, r) => n + r.size, 0);
@@ -565,6 +552,107 @@ function report(results: Result[], buildNote: string | null, load: [number, numb
 
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// Throughput: the parse floor beside the cold build, growth with the tree, first answer.
+
+interface Throughput {
+  floor: Record<`${Parser}-${Mode}`, FloorRun | { error: string }>;
+  parsedFiles: number;
+  cold: Timed;
+  ctags: Timed;
+  growth: Array<{ copies: number; files: number; bytes: number; rift: Timed; ctags: Timed; store: number }>;
+  first: { ms: number; hits: number; warnings: string[]; connectMs: number };
+  load: [number, number];
+}
+
+async function throughput(spec: TreeSpec, scratch: string, coldDir: string, cold: Timed, ctags: Timed): Promise<Throughput> {
+  const log = (m: string) => process.stderr.write(`[throughput] ${m}\n`);
+  const loadStart = load1();
+  const db = new Database(join(coldDir, '.rift', 'rift.db'), { readonly: true, fileMustExist: true });
+  const parsed = db
+    .prepare(`SELECT b.language, f.path FROM files f JOIN blobs b ON b.id = f.blob_id WHERE b.parsed = 1 ORDER BY f.path`)
+    .all() as Array<{ language: string; path: string }>;
+  db.close();
+  const floor = {} as Throughput['floor'];
+  for (const [parser, mode] of [['wasm', 'parse'], ['native', 'parse'], ['wasm', 'extract'], ['native', 'extract'], ['wasm', 'job']] as const) {
+    floor[`${parser}-${mode}`] = measureFloor(parser, mode, parsed, coldDir, scratch);
+    log(`floor ${parser} ${mode}: ${JSON.stringify(floor[`${parser}-${mode}`])}`);
+  }
+  const growth: Throughput['growth'] = [];
+  for (const copies of GROWTH) {
+    const dir = join(scratch, `growth-${copies}`);
+    distinctCopies(spec.source, dir, copies, spec.skip);
+    const size = treeSize(dir);
+    const tags = join(scratch, `growth-${copies}.tags.json`);
+    const ct = runCtags(['-R', dir], tags, scratch);
+    const r = riftIndex(dir);
+    growth.push({ copies, files: size.files, bytes: size.bytes, rift: r.t, ctags: ct, store: statSync(join(dir, '.rift', 'rift.db')).size });
+    log(`${copies}×: rift ${fmtMs(r.t.wallMs)} (${r.t.cpuS} CPU-s, ${fmtMb(r.t.maxRssKb)}), ctags ${fmtMs(ct.wallMs)}; load ${load1().toFixed(1)}`);
+    if (copies !== 1) rmSync(dir, { recursive: true, force: true });
+  }
+  // First answer: a server started on the 1× tree with no index yet.
+  const firstDir = join(scratch, 'growth-1');
+  rmSync(join(firstDir, '.rift'), { recursive: true, force: true });
+  const first = await firstAnswer(RIFT_BIN, firstDir, 'ArgumentParser');
+  log(`first get_symbol after ${fmtMs(first.ms)} (${first.hits} hits, warnings ${first.warnings.join(',') || 'none'})`);
+  rmSync(firstDir, { recursive: true, force: true });
+  return { floor, parsedFiles: parsed.length, cold, ctags, growth, first, load: [loadStart, load1()] };
+}
+
+function throughputReport(t: Throughput): string {
+  const cpu = (x: FloorRun | { error: string }) => ('error' in x ? `n/a (${x.error})` : `${x.cpuS.toFixed(2)} s`);
+  const wasm = t.floor['wasm-parse'];
+  const floorS = 'error' in wasm ? NaN : wasm.cpuS;
+  const mbOf = (x: FloorRun | { error: string }) => ('error' in x ? 'n/a' : mb(x.bytes));
+  const perDoubling = t.growth.slice(1).map((g, i) => {
+    const prev = t.growth[i];
+    return { from: prev.copies, to: g.copies, wall: g.rift.wallMs / prev.rift.wallMs, cpu: (g.rift.cpuS ?? NaN) / (prev.rift.cpuS ?? NaN) };
+  });
+  const worstDoubling = Math.max(...perDoubling.map((d) => d.cpu));
+  const rssMax = Math.max(...t.growth.map((g) => (g.rift.maxRssKb ?? 0) / 1024), (t.cold.maxRssKb ?? 0) / 1024);
+  const coldCpu = t.cold.cpuS ?? NaN;
+  const lines = [
+    `Load average (1 min) ${t.load[0].toFixed(2)} at the start of this part, ${t.load[1].toFixed(2)} at its end: wall times on a shared machine move with it; CPU times much less.`,
+    '',
+    `| parse floor over the ${t.parsedFiles.toLocaleString('en')} files rift parsed (one thread, CPU) | ${'error' in wasm ? '' : mb(wasm.bytes)} |`,
+    '|---|---:|',
+    `| web-tree-sitter 0.25.10 (wasm, what rift uses): parse only | ${cpu(t.floor['wasm-parse'])} |`,
+    `| native tree-sitter 0.25.1 (N-API, built from source here): parse only | ${cpu(t.floor['native-parse'])} |`,
+    `| web-tree-sitter: parse + rift's declaration extraction | ${cpu(t.floor['wasm-extract'])} |`,
+    `| native tree-sitter: parse + the same extraction over its nodes | ${cpu(t.floor['native-extract'])} |`,
+    `| rift's whole parse job (read, digest, parse, extract, chunk and full-text input) | ${cpu(t.floor['wasm-job'])} |`,
+    `| rift cold index, all threads (same run as the table above), ${mbOf(wasm)} parsed of the tree | ${coldCpu.toFixed(2)} s |`,
+    `| ctags \`-R\` on the tree | ${t.ctags.cpuS?.toFixed(2) ?? 'n/a'} s |`,
+    '',
+    '| copies of the stdlib (byte-distinct) | files | bytes | rift cold wall | rift CPU | rift peak RSS | store / tree | ctags -R wall | ctags CPU |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...t.growth.map(
+      (g) =>
+        `| ${g.copies}× | ${g.files.toLocaleString('en')} | ${mb(g.bytes)} | ${fmtMs(g.rift.wallMs)} | ${g.rift.cpuS?.toFixed(1)} s | ${fmtMb(g.rift.maxRssKb)} | ` +
+        `${(g.store / g.bytes).toFixed(2)} | ${fmtMs(g.ctags.wallMs)} | ${g.ctags.cpuS?.toFixed(1)} s |`,
+    ),
+    '',
+    ...perDoubling.map((d) => `- ${d.from}× → ${d.to}×: wall ${d.wall.toFixed(2)}×, CPU ${d.cpu.toFixed(2)}×.`),
+    `- First answered \`get_symbol\` on a cold stdlib, from spawning \`rift mcp\` (connect ${fmtMs(t.first.connectMs)} of it): ${fmtMs(t.first.ms)}, ` +
+      `${t.first.hits} hits, warnings: ${t.first.warnings.join(', ') || 'none'}.`,
+    '',
+    '| target (issue 18) | measured | |',
+    '|---|---:|---|',
+    `| cold CPU ≤ ${THROUGHPUT.cpuOverFloor}× the parse floor | ${(coldCpu / floorS).toFixed(2)}× | ${mark(coldCpu / floorS <= THROUGHPUT.cpuOverFloor)} |`,
+    `| cold wall ≤ ${THROUGHPUT.wallOverCtags}× \`ctags -R\` | ${(t.cold.wallMs / t.ctags.wallMs).toFixed(2)}× | ${mark(t.cold.wallMs / t.ctags.wallMs <= THROUGHPUT.wallOverCtags)} |`,
+    `| growth ≤ ${THROUGHPUT.perDoubling}× per doubling (CPU) | ${worstDoubling.toFixed(2)}× | ${mark(worstDoubling <= THROUGHPUT.perDoubling)} |`,
+    `| first answer < 1 s | ${fmtMs(t.first.ms)} | ${mark(t.first.ms < THROUGHPUT.firstAnswerMs)} |`,
+    `| peak RSS ≤ ${THROUGHPUT.rssMb} MB at every size | ${rssMax.toFixed(0)} MB | ${mark(rssMax <= THROUGHPUT.rssMb)} |`,
+    '',
+    'How: the floor runs in a child process per row over exactly the files rift parsed (bytes read before the clock starts), ' +
+      '`process.cpuUsage()` around the loop; native tree-sitter and its grammar packages are devDependencies (the core\'s linux-x64 ' +
+      'prebuild needs GLIBCXX_3.4.31, newer than Debian 12\'s libstdc++, so npm builds it from source). Growth: 1, 2 and 4 ' +
+      'byte-distinct copies of the stdlib side by side (a marker line appended to every file of copy K), one cold `rift index` each, ' +
+      '`ctags -R` on the same tree in the same run. CPU and peak RSS from `/usr/bin/time` (all threads; rift runs as one process).',
+  ];
+  return lines.join('\n');
+}
+
 async function main(): Promise<void> {
   setLogLevel('warn'); // the in-process engine would otherwise log each build to stderr
   const started = performance.now();
@@ -576,7 +664,10 @@ async function main(): Promise<void> {
   try {
     const results: Result[] = [];
     for (const spec of trees()) results.push(await benchTree(spec, scratch));
-    const body = report(results, buildNote, [loadStart, loadavg()[0]]);
+    // The first tree (the Python stdlib in a full run) also gets the throughput part.
+    const lead = results[0];
+    const t = await throughput(lead.spec, scratch, join(scratch, lead.spec.id), lead.cold, lead.ctagsTree);
+    const body = `${report(results, buildNote, [loadStart, loadavg()[0]])}\n\n### Throughput, growth and first answer (${lead.spec.label})\n\n${throughputReport(t)}`;
     if (WRITE) writeSection(DOC, HEADING, body);
     process.stdout.write(`${HEADING}\n\n${body}\n`);
     process.stderr.write(`done in ${fmtMs(performance.now() - started)}${WRITE ? `; wrote ${DOC}` : ''}\n`);

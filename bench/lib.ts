@@ -1,6 +1,6 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -87,10 +87,8 @@ export function copyTree(src: string, dst: string, skip: (rel: string, name: str
   });
 }
 
-/** Regular files and their total bytes below `dir` (symlinks not followed, `.rift/` skipped). */
-export function treeSize(dir: string): { files: number; bytes: number } {
-  let files = 0;
-  let bytes = 0;
+/** Calls `visit` with every regular file below `dir` (symlinks not followed, `.rift/` skipped). */
+export function forEachFile(dir: string, visit: (path: string, name: string) => void): void {
   const stack = [dir];
   while (stack.length > 0) {
     const d = stack.pop()!;
@@ -98,12 +96,19 @@ export function treeSize(dir: string): { files: number; bytes: number } {
       const p = join(d, e.name);
       if (e.isDirectory()) {
         if (e.name !== '.rift') stack.push(p);
-      } else if (e.isFile()) {
-        files++;
-        bytes += lstatSync(p).size;
-      }
+      } else if (e.isFile()) visit(p, e.name);
     }
   }
+}
+
+/** Regular files and their total bytes below `dir` (symlinks not followed, `.rift/` skipped). */
+export function treeSize(dir: string): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  forEachFile(dir, (p) => {
+    files++;
+    bytes += lstatSync(p).size;
+  });
   return { files, bytes };
 }
 
@@ -163,4 +168,82 @@ export async function serveRift(dir: string, callTimeoutMs = 300_000): Promise<B
     call: async (name, args) => (await client.callTool({ name, arguments: args }, undefined, { timeout: callTimeoutMs })).structuredContent as Record<string, unknown>,
     close: () => client.close(),
   };
+}
+
+/** The Python standard library of the machine's python3 (the real tree every benchmark uses). */
+export function pythonStdlibRoot(): string {
+  const r = spawnSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8', timeout: 10_000 });
+  if (r.status !== 0) throw new Error(`python3 failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** site-packages is whatever pip installed, not the stdlib; __pycache__ is build output. */
+export const skipStdlibNoise = (rel: string, name: string): boolean => rel === 'site-packages' || name === '__pycache__';
+
+/**
+ * `n` copies of `src` under `dst/copy-K/`, each made byte-distinct by a marker line appended to
+ * every regular file (so no two copies share a digest and nothing can be shared between them).
+ */
+export function distinctCopies(src: string, dst: string, n: number, skip: (rel: string, name: string) => boolean): void {
+  for (let k = 0; k < n; k++) {
+    const dir = join(dst, `copy-${k}`);
+    copyTree(src, dir, skip);
+    forEachFile(dir, (p) => appendFileSync(p, `\n# rift-bench copy ${k}\n`));
+  }
+}
+
+/** `rift index --json` on `dir` under GNU time: wall, CPU, peak RSS and the reported stats. */
+export function riftIndexRun(riftBin: string, dir: string, timeoutMs = 1_800_000): { t: Timed; stats: Record<string, number> } {
+  const env = { ...process.env };
+  delete env.RIFT_LOG;
+  const t = timed(process.execPath, [riftBin, 'index', '--json', '--workspace', dir], { env, timeoutMs });
+  if (t.status !== 0) throw new Error(`rift index failed (${t.status}): ${t.stderr}`);
+  return { t, stats: JSON.parse(t.stdout.trim().split('\n').pop() ?? '{}') as Record<string, number> };
+}
+
+/** Universal Ctags, or an error naming where it was looked for. */
+export function ctagsBinary(): string {
+  for (const c of ['/usr/bin/ctags', '/usr/local/bin/ctags']) if (existsSync(c)) return c;
+  const r = spawnSync('ctags', ['--version'], { encoding: 'utf8' });
+  if (r.status === 0 && /Universal Ctags/.test(r.stdout)) return 'ctags';
+  throw new Error('Universal Ctags not found (expected /usr/bin/ctags)');
+}
+
+/** Bytes of `.rift/rift.db` plus its WAL, after a checkpoint by the reader. */
+export function storeBytes(dir: string): number {
+  const db = join(dir, '.rift', 'rift.db');
+  let n = 0;
+  for (const f of [db, `${db}-wal`]) if (existsSync(f)) n += lstatSync(f).size;
+  return n;
+}
+
+/** The 1-minute load average, for the line each benchmark prints beside its figures. */
+export function load1(): number {
+  return loadavg()[0];
+}
+
+/**
+ * Time from spawning `rift mcp` on a tree without `.rift/` to its first answered `get_symbol`
+ * (and that answer's warnings), through the SDK's stdio client as agents run it; the build is
+ * then left to finish before the server is closed.
+ */
+export async function firstAnswer(riftBin: string, dir: string, name: string): Promise<{ ms: number; hits: number; warnings: string[]; connectMs: number }> {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const started = performance.now();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [riftBin, 'mcp', '--workspace', dir],
+    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')) },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'rift-bench', version: '0.0.0' });
+  await client.connect(transport);
+  const connectMs = performance.now() - started;
+  try {
+    const r = (await client.callTool({ name: 'get_symbol', arguments: { name } })) as unknown as { structuredContent: { hits: unknown[]; warnings: Array<{ kind: string }> } };
+    return { ms: performance.now() - started, hits: r.structuredContent.hits.length, warnings: r.structuredContent.warnings.map((w) => w.kind), connectMs };
+  } finally {
+    await client.close();
+  }
 }

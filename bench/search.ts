@@ -92,7 +92,7 @@ export function sampleQueries(engine: Engine, count: number, seed: number): Late
     const f = pick(files);
     let lines = lineCache.get(f.id);
     if (!lines) {
-      const bytes = store.content(f.id);
+      const bytes = store.indexedBytes(f.path);
       lines = bytes ? utf8.decode(bytes).split('\n') : [];
       lineCache.set(f.id, lines);
     }
@@ -179,7 +179,7 @@ function sizes(engine: Engine, dir: string): Sizes {
   const store = engine.indexer.store;
   store.db.pragma('wal_checkpoint(TRUNCATE)');
   const files = store.files();
-  const withText = store.db.prepare(`SELECT count(*) AS n, coalesce(sum(f.size), 0) AS bytes FROM files f WHERE f.id IN (SELECT DISTINCT file_id FROM chunks)`).get() as {
+  const withText = store.db.prepare(`SELECT count(*) AS n, coalesce(sum(f.size), 0) AS bytes FROM files f WHERE f.blob_id IN (SELECT DISTINCT blob_id FROM chunks)`).get() as {
     n: number;
     bytes: number;
   };

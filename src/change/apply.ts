@@ -1,6 +1,6 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { digest8 } from '../core/digest.ts';
+import { digest8, sha256Hex } from '../core/digest.ts';
 import { changeId } from '../core/ids.ts';
 import { lineCount } from '../core/lines.ts';
 import { CHANGE_PARSE_DIAGNOSTICS_MAX } from '../core/limits.ts';
@@ -52,6 +52,8 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   const originals = new Map<string, Buffer | null>();
   for (const w of writes) originals.set(w.target, w.link ? null : w.before);
   const linkDeletions = new Set(writes.filter((w) => w.link).map((w) => w.target));
+  // Files a transform hook wrote beyond the change's own: what the index held of each.
+  const hookTouched = new Map<string, { sha256: string; lines: number } | null>();
 
   const diagnostics: Diagnostic[] = [];
   const guarantees: GuaranteeEvidence[] = [];
@@ -59,15 +61,16 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   // Byte-ordered already: `writes` is sorted and a Map keeps insertion order.
   const transforms = selectHooks(hooks, 'transform', [...originals.keys()]);
   if (transforms.length > 0) {
-    // The watcher may index a hook's write before we look, so the originals of files a hook
-    // touches come from a read snapshot of the index taken before the hooks ran.
+    // The watcher may index a hook's write before we look, so what the files a hook touches
+    // held before comes from a read snapshot of the index taken before the hooks ran. The index
+    // keeps digests, not copies: such a file is known by its indexed digest and line count.
     const snapshot = ctx.indexer.store.readSnapshot();
     try {
       const before = await fileStamps(ctx);
       for (const [hook, paths] of transforms) await runOne(ctx, hook, paths, diagnostics, guarantees);
       const after = await fileStamps(ctx);
-      for (const [p, stamp] of after) if (before.get(p) !== stamp && !originals.has(p)) originals.set(p, snapshot.bytes(p));
-      for (const p of before.keys()) if (!after.has(p) && !originals.has(p)) originals.set(p, snapshot.bytes(p));
+      for (const [p, stamp] of after) if (before.get(p) !== stamp && !originals.has(p)) hookTouched.set(p, snapshot.file(p));
+      for (const p of before.keys()) if (!after.has(p) && !originals.has(p)) hookTouched.set(p, snapshot.file(p));
     } finally {
       snapshot.close();
     }
@@ -79,7 +82,11 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
     const now = linkDeletions.has(p) ? null : transforms.length > 0 ? readOrNull(ctx.root, p) : writes.find((w) => w.target === p)!.after;
     if (linkDeletions.has(p) || !sameBytes(orig, now)) finals.set(p, now);
   }
-  const touched = [...new Set([...originals.keys(), ...(plan.extraPaths ?? [])])].sort(compareProjectPaths);
+  for (const [p, prior] of hookTouched) {
+    const now = readOrNull(ctx.root, p);
+    if ((now === null) !== (prior === null) || (now && prior && sha256Hex(now) !== prior.sha256)) finals.set(p, now);
+  }
+  const touched = [...new Set([...originals.keys(), ...hookTouched.keys(), ...(plan.extraPaths ?? [])])].sort(compareProjectPaths);
   if (finals.size === 0) {
     await refresh(ctx, touched);
     return { status: 'unchanged' };
@@ -91,10 +98,13 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   const files: FileChange[] = changed.map((path) => {
     const after = finals.get(path)!;
     const orig = originals.get(path) ?? null;
-    const stats = lineStats(orig, after);
+    const prior = hookTouched.get(path) ?? null;
+    // Without the prior bytes of a hook-rewritten file, its lines count as all replaced.
+    const stats = originals.has(path) ? lineStats(orig, after) : { added: after ? lineCount(after) : 0, removed: prior?.lines ?? 0 };
+    const existed = originals.has(path) ? orig !== null : prior !== null;
     const entry: FileChange = {
       path,
-      change: after === null ? 'deleted' : orig === null ? 'created' : 'modified',
+      change: after === null ? 'deleted' : !existed ? 'created' : 'modified',
       size_bytes: after?.length ?? 0,
       line_count: after ? lineCount(after) : 0,
       lines_added: stats.added,

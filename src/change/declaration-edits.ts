@@ -1,4 +1,4 @@
-import { digest8 } from '../core/digest.ts';
+import { digest8, sha256Hex } from '../core/digest.ts';
 import { invalidField } from '../core/errors.ts';
 import { parseNodeId, parseSymbolId } from '../core/ids.ts';
 import type { SymbolRow } from '../index/store.ts';
@@ -31,14 +31,14 @@ export function resolveSymbol(ctx: ChangeContext, id: string, field: 'symbol' | 
   const store = ctx.indexer.store;
   const file = store.file(parsed.path);
   const rows = file ? store.symbolsOfFile(parsed.path).filter((r) => r.qname === parsed.qualifiedName && r.language === parsed.language) : [];
-  const indexed = file ? store.content(file.id) : null;
-  if (rows.length === 0 || !indexed) throw targetExists([address], [parsed.path], true);
+  if (rows.length === 0 || !file) throw targetExists([address], [parsed.path], true);
   if (rows.length > 1) {
     throw refuse('ambiguous_target', [failed('target_exists', [address], [parsed.path], count(1), count(rows.length))]);
   }
   const target = resolveTarget(targetPolicy(ctx), parsed.path, 'write', [address]);
   if (!target.bytes) throw targetExists([address], [parsed.path], true);
-  if (!target.bytes.equals(indexed)) throw sourceChanged([], [parsed.path], digest8(indexed), digest8(target.bytes));
+  // The store keeps the indexed bytes' digest: equal digests mean the bytes the spans describe.
+  if (sha256Hex(target.bytes) !== file.sha256) throw sourceChanged([], [parsed.path], file.sha256.slice(0, 8), digest8(target.bytes));
   return { address, row: rows[0], target, bytes: target.bytes };
 }
 

@@ -77,7 +77,7 @@ const IDENT = /[\p{L}\p{N}_$]/u;
 function survivors(ctx: ChangeContext, name: string, planned: Map<string, Buffer>): ChangeWarning[] {
   const needle = Buffer.from(name, 'utf8');
   const store = ctx.indexer.store;
-  const paths = new Set(store.pathsContaining(needle));
+  const paths = new Set(store.pathsWithWords(name));
   for (const p of planned.keys()) paths.add(p);
   const hits: Array<{ path: string; line: number }> = [];
   let total = 0;
@@ -105,7 +105,6 @@ function survivors(ctx: ChangeContext, name: string, planned: Map<string, Buffer
 }
 
 function contentOf(ctx: ChangeContext, path: string): Buffer | null {
-  const file = ctx.indexer.store.file(path);
-  const bytes = file ? ctx.indexer.store.content(file.id) : null;
+  const bytes = ctx.indexer.store.indexedBytes(path);
   return bytes ? Buffer.from(bytes) : null;
 }

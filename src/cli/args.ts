@@ -59,3 +59,23 @@ export function agentFlags(values: { host?: string; model?: string; 'num-ctx'?: 
     temperature: values.temp === undefined ? undefined : Number(values.temp),
   };
 }
+
+/** The flags of the long-running front ends (`--serve`, the TUI): agent flags, session, approval mode. */
+export const SESSION_OPTIONS = { ...AGENT_OPTIONS, 'no-approve': { type: 'boolean' } } as const;
+
+/** `--approve=false` / `--approve=true` are accepted besides the bare boolean flag. */
+export function approveArgs(argv: readonly string[]): string[] {
+  return argv.map((a) => (a === '--approve=false' ? '--no-approve' : a === '--approve=true' ? '--approve' : a));
+}
+
+/** Checks the session and approval flags; the approval mode is undefined when the config decides. */
+export function sessionFlags(values: { continue?: boolean; resume?: string; approve?: boolean; 'no-approve'?: boolean; temp?: string }): {
+  continue?: boolean;
+  resume?: string;
+  approveMode?: boolean;
+} {
+  if (values.continue && values.resume) throw new UsageError('--continue and --resume cannot be combined');
+  if (values.approve && values['no-approve']) throw new UsageError('--approve and --approve=false cannot be combined');
+  if (values.temp !== undefined && !Number.isFinite(Number(values.temp))) throw new UsageError(`--temp must be a number, got ${values.temp}`);
+  return { continue: values.continue, resume: values.resume, approveMode: values.approve ? true : values['no-approve'] ? false : undefined };
+}

@@ -11,7 +11,10 @@ export { VERSION };
 export const HELP = `rift ${VERSION} — read and change code by meaning
 
 Usage:
-  rift index [--workspace DIR] [--json]        build or refresh the index in DIR/.rift
+  rift [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
+                                               the terminal UI: chat, review edits, slash commands (docs/tui.md)
+  rift index [--workspace DIR] [--json] [--skipped]
+                                               build or refresh the index in DIR/.rift (--skipped lists files left out)
   rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
                                                find declarations by (qualified) name
   rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
@@ -19,6 +22,13 @@ Usage:
                                                ranked search over names, declarations and text
   rift nodes <path> <byte-offset> [--workspace DIR] [--json]
                                                syntax nodes containing a byte offset
+  rift map [--workspace DIR] [--json]          languages, modules, most referenced symbols,
+                                               entry points and docs of the tree
+  rift callers <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+  rift callees <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+                                               who calls a declaration / what it calls, as a tree
+  rift path <from> <to> [--depth N] [--facets …] [--incoming] [--workspace DIR] [--json]
+                                               the shortest route from one declaration to another
   rift mcp [--workspace DIR] [--standalone]    serve MCP over stdio (for agents), through the
                                                workspace's shared server (--standalone: in-process)
   rift server [--workspace DIR] [--port N] [--idle-timeout 30m] [--stop]
@@ -34,6 +44,7 @@ Usage:
   rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
   rift --help | --version
 
+A <symbol> is a SymbolId (rift://symbol/…) or a name matching one declaration.
 The workspace defaults to the current directory. Configuration: rift.toml at the
 workspace root (see docs/configuration.md). Tools: docs/mcp.md. Trust
 boundaries, the sandbox and what a cloned repository can do: docs/security.md.
@@ -51,8 +62,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command?.startsWith('-') && argv.includes('--serve')) {
       return await (await import('./serve-command.ts')).runServeCommand(argv, VERSION);
     }
+    // No command word: the terminal UI (`rift`, `rift --model m --continue`).
+    if (command === undefined || (command.startsWith('-') && !['-h', '--help', '-V', '--version'].includes(command))) {
+      return await (await import('./tui-command.ts')).runTuiCommand(argv, VERSION);
+    }
     switch (command) {
-      case undefined:
       case '-h':
       case '--help':
       case 'help':
@@ -70,6 +84,14 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./nodes-command.ts')).runNodes(rest);
       case 'search':
         return await (await import('./search-command.ts')).runSearch(rest);
+      case 'map':
+        return await (await import('./map-command.ts')).runMap(rest);
+      case 'callers':
+        return await (await import('./callers-command.ts')).runCallers(rest, 'incoming');
+      case 'callees':
+        return await (await import('./callers-command.ts')).runCallers(rest, 'outgoing');
+      case 'path':
+        return await (await import('./path-command.ts')).runPath(rest);
       case 'mcp':
         return await (await import('./mcp-command.ts')).runMcp(rest, VERSION);
       case 'server':

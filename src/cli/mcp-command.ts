@@ -1,7 +1,4 @@
 import { log } from '../core/log.ts';
-import { McpProxy } from '../mcp/proxy.ts';
-import { createMcpServer, serveStdio } from '../mcp/server.ts';
-import { canonicalRoot, Engine } from '../services/engine.ts';
 import { parse, WORKSPACE } from './args.ts';
 
 // `rift mcp`: MCP over stdio. By default a thin proxy to the workspace's one `rift server`
@@ -13,6 +10,9 @@ const OPTIONS = { ...WORKSPACE, standalone: { type: 'boolean' } } as const;
 export async function runMcp(argv: readonly string[], version: string): Promise<number> {
   const { values } = parse(argv, OPTIONS, 0);
   if (!values.standalone) {
+    // The proxy loads no index, parser or store code: it stays small beside the server.
+    const { canonicalRoot } = await import('../workspace/root.ts');
+    const { McpProxy } = await import('../mcp/proxy.ts');
     const root = canonicalRoot(values.workspace ?? '.');
     log('info', 'mcp', 'MCP proxy starting', { version });
     await new McpProxy({ root, version, note: (s) => process.stderr.write(`${s}\n`) }).run();
@@ -20,8 +20,21 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
     return 0;
   }
   log('info', 'mcp', 'MCP server starting', { version, standalone: true });
+  const { Engine } = await import('../services/engine.ts');
+  const { createMcpServer, serveStdio } = await import('../mcp/server.ts');
+  const { LogCapture } = await import('../services/log-capture.ts');
   const engine = await Engine.open(values.workspace ?? '.', { watch: true });
-  const server = createMcpServer({ read: engine.read, search: engine.search, change: engine.change }, version);
+  // Captured from here on: the engine is open, so the workspace database is.
+  const logs = new LogCapture(engine.root, engine.config);
+  const server = createMcpServer(
+    {
+      read: engine.read,
+      search: engine.search,
+      change: engine.change,
+      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+    },
+    version,
+  );
   // The first build runs while the client initializes; reads wait for it.
   engine.build().catch((err: Error) => log('warn', 'index.build', 'index build failed', { error: err.message }));
   const closed = new Promise<void>((resolve) => {
@@ -33,5 +46,6 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   await closed;
   await engine.close();
   log('info', 'mcp', 'MCP server stopped');
+  logs.close();
   return 0;
 }

@@ -1,7 +1,10 @@
 import { SERVER_IDLE_MS_DEFAULT } from '../core/limits.ts';
 import { log } from '../core/log.ts';
-import { findServer, runWorkspaceServer, stopServer } from '../mcp/workspace-server.ts';
-import { canonicalRoot, Engine } from '../services/engine.ts';
+import { findServer, stopServer } from '../mcp/discovery.ts';
+import { runWorkspaceServer } from '../mcp/workspace-server.ts';
+import { Engine } from '../services/engine.ts';
+import { canonicalRoot } from '../workspace/root.ts';
+import { LogCapture } from '../services/log-capture.ts';
 import { intFlag, parse, UsageError, WORKSPACE } from './args.ts';
 
 // `rift server`: the one long-lived MCP server of a workspace, over Streamable HTTP on
@@ -50,20 +53,30 @@ export async function runServerCommand(argv: readonly string[], version: string)
     note,
     open: async () => {
       const engine = await Engine.open(root, { watch: true });
+      // The server's own diagnostics, for rift://logs, from the moment the store is open.
+      const logs = new LogCapture(engine.root, engine.config);
       let built: Record<string, unknown> | null = null;
       engine
         .build()
         .then((stats) => (built = { files: stats.files, symbols: stats.symbols, elapsed_ms: stats.elapsedMs }))
         .catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
       return {
-        services: { read: engine.read, search: engine.search, change: engine.change },
+        services: {
+          read: engine.read,
+          search: engine.search,
+          change: engine.change,
+          resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+        },
         indexState: () => ({
           state: built ? (engine.indexer.observedRevision() ? 'catching_up' : 'current') : 'building',
           revision: engine.indexer.snapshot.revision,
           generation: engine.indexer.snapshot.generation,
           ...(built ? { build: built } : {}),
         }),
-        close: () => engine.close(),
+        close: async () => {
+          await engine.close();
+          logs.close();
+        },
       };
     },
   });

@@ -1,5 +1,5 @@
-import { findServer } from '../mcp/workspace-server.ts';
-import { canonicalRoot } from '../services/engine.ts';
+import { findServer } from '../mcp/discovery.ts';
+import { canonicalRoot } from '../workspace/root.ts';
 import { parse, WORKSPACE } from './args.ts';
 
 // `rift status`: the workspace server — pid, port, version, connected clients, index state and

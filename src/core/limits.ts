@@ -79,3 +79,31 @@ export const ENGINE_EDIT_FILES_MAX = 1000;
 export const RENAME_SURVIVORS_MAX = 100;
 /** References named by a `no_references` refusal or a forced removal's warning. */
 export const REMOVE_REFERENCES_REPORTED_MAX = 64;
+
+// The terminal UI (src/tui).
+/** Prompts kept in the input history (Up/Down), across sessions. */
+export const INPUT_HISTORY_MAX = 500;
+/** Rows the live region may use at most: Ink redraws everything once its output fills the screen. */
+export const LIVE_ROWS_MAX = 40;
+/** Rows of a streaming reply's unfinished paragraph shown live (finished lines go to the transcript). */
+export const STREAM_TAIL_ROWS_MAX = 6;
+/** Sessions listed by /sessions and the /resume picker. */
+export const SESSIONS_SHOWN_MAX = 20;
+/** Diff lines /diff shows per file. */
+export const DIFF_LINES_SHOWN_MAX = 200;
+/** Frame interval of the TUI's render scheduler (≈30 frames a second). */
+export const FRAME_MS = 33;
+/** Most hops one traversal walks (`traversal.depth`). */
+export const TRAVERSAL_DEPTH_MAX = 8;
+/** Most symbols one traversal visits before it stops with `traversal_truncated`. */
+export const TRAVERSAL_NODES_MAX = 1000;
+/** Log events waiting for the writer; past it, events are dropped and the drop is recorded. */
+export const LOG_QUEUE_MAX = 512;
+/** How long an admitted log event waits before the writer runs. */
+export const LOG_FLUSH_MS = 50;
+/** Hubs `rift://map` lists. */
+export const MAP_HUBS_MAX = 20;
+/** Directory levels `rift://map` modules unfold; deeper directories fold into their ancestor at this depth. */
+export const MAP_MODULE_DEPTH = 3;
+/** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
+export const VERIFIED_FILES_MAX = 65_536;

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
-import { treeRevision } from '../core/digest.ts';
+import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
@@ -13,9 +13,10 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileUpdate } from './store.ts';
+import { Store, type FileUpdate, type StoredFile } from './store.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
+import { RelationGraph } from './graph/graph.ts';
 
 // Keeps `.rift/rift.db` equal to the visible tree: a full reconcile on start (parsing
 // only what changed since the store last saw it), then incremental batches from the
@@ -23,8 +24,12 @@ import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts'
 
 /** Batches at most this large are parsed on the main thread; larger ones use workers. */
 const INLINE_PARSE_MAX = 24;
-/** A reconcile that parsed more files than this merges the full-text segments it wrote. */
-const OPTIMIZE_AFTER_FILES = 256;
+/** Files a build writes in one transaction, at most. */
+const WRITE_BATCH_FILES = 128;
+/** A build commits what it has parsed at least this often (ms), so reads see it. */
+const WRITE_INTERVAL_MS = 250;
+/** A reconcile that parses more files than this writes in bulk mode (one full-text merge at the end). */
+const BULK_AFTER_FILES = 256;
 
 export interface Snapshot {
   /** 8-hex tree revision of what the store holds. */
@@ -51,8 +56,12 @@ export interface FileChangeEvent {
 
 export interface BuildProgress {
   phase: 'walk' | 'parse';
+  /** Files read so far of the `total` this build reads. */
   done: number;
   total: number;
+  /** Of those read: stored (parsed or text) and left out (skipped, with a reason). */
+  stored?: number;
+  skipped?: number;
 }
 
 export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
@@ -86,13 +95,15 @@ export class Selection {
     const entry = languageFor(this.config, path);
     const language = syntaxLanguageOf(entry);
     const textSelected = this.text.include.matches(path) && !this.text.exclude.matches(path);
-    return { path, language, keepContent: textSelected || entry !== null };
+    return { path, language, keepContent: textSelected || entry !== null, relations: language !== null && this.config.providers.binding.enabled };
   }
 }
 
 export class Indexer {
   readonly root: string;
   readonly store: Store;
+  /** The binding provider's relationship graph, kept in the same database. */
+  readonly graph: RelationGraph;
   private readonly configLoader: ConfigLoader;
   private current: Snapshot;
   private visibility: Visibility | null = null;
@@ -112,12 +123,25 @@ export class Indexer {
   private digests: Map<string, string> | null = null;
   /** The configuration the store was last fully reconciled under. */
   private reconciledConfig: WorkspaceConfig | null = null;
+  /**
+   * While a long build runs and has stored its first files: the revision of the walked tree it
+   * is building, and the partial revision of what is stored so far (per generation).
+   */
+  private partial: { captured: string; indexed: { generation: number; revision: string } | null } | null = null;
+  /** Reads waiting for a long build's first stored batch (or its end). */
+  private earlyReaders: Array<() => void> = [];
+  /** Visible files the last reconcile left out, with the reason, in path order. */
+  private leftOut: Array<{ path: string; reason: string }> = [];
 
   constructor(root: string, configLoader: ConfigLoader, store: Store) {
     this.root = root;
     this.configLoader = configLoader;
     this.store = store;
+    this.graph = new RelationGraph(store.db);
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
+    // A read that finds a file's bytes changed behind the index treats it as a watcher event:
+    // reads warn `stale_index` until the file is re-indexed.
+    store.onDrift((path) => this.noteDrift(path));
     const env = Number(process.env.RIFT_WATCH_DEBOUNCE_MS);
     this.debounceMs = Number.isFinite(env) && env >= 0 && process.env.RIFT_WATCH_DEBOUNCE_MS ? env : WATCH_DEBOUNCE_MS;
   }
@@ -159,6 +183,27 @@ export class Indexer {
     return this.built.promise;
   }
 
+  /**
+   * Resolves once reads may be answered under `config`: when the store has been reconciled,
+   * or — while a long build runs — as soon as its first batch is stored; until the build
+   * completes, reads then warn `stale_index` (see observedRevision).
+   */
+  readable(config: WorkspaceConfig): Promise<void> {
+    const built = this.ensureBuilt(config).then(() => undefined);
+    if (this.partial) return Promise.race([built, Promise.resolve()]);
+    return Promise.race([built, new Promise<void>((r) => this.earlyReaders.push(r))]);
+  }
+
+  /** True while a long build is storing files and reads are answered from what it stored so far. */
+  get building(): boolean {
+    return this.partial !== null;
+  }
+
+  /** Visible files the last reconcile left out of the index, with the reason each was. */
+  skippedFiles(): ReadonlyArray<{ path: string; reason: string }> {
+    return this.leftOut;
+  }
+
   /** The selection of the last reconcile. */
   currentSelection(): Selection {
     if (!this.selection) throw new Error('index not built');
@@ -194,6 +239,9 @@ export class Indexer {
 
     const stored = new Map(this.store.files().map((f) => [f.path, f]));
     const skippedBefore = this.store.skippedFiles();
+    const binding = config.providers.binding.enabled;
+    // Files parsed while the provider was disabled (or before it existed) lack relation facts.
+    const stale = binding ? this.graph.staleness() : null;
     const work: ParseItem[] = [];
     const entries = new Map(walk.files.map((e) => [e.path, e]));
     for (const entry of walk.files) {
@@ -203,9 +251,10 @@ export class Indexer {
       // Same size and mtime under the same configuration: nothing to read. Under a new
       // configuration the file's language may have changed, which is a re-parse.
       if (prev && prev.size === entry.size && prev.mtimeMs === entry.mtimeMs) {
-        if (config === this.reconciledConfig) continue;
+        const factsMissing = stale !== null && prev.parsed && stale(entry.path, prev.sha256);
+        if (config === this.reconciledConfig && !factsMissing) continue;
         const item = selection.item(entry.path);
-        if (prev.language === item.language) continue;
+        if (prev.language === item.language && !factsMissing) continue;
         work.push(item);
         continue;
       }
@@ -217,11 +266,14 @@ export class Indexer {
     let skipped = walk.skipped.length + [...skippedBefore.keys()].filter((p) => entries.has(p) && !queued.has(p)).length;
     let reparsed = 0;
 
-    if (deletions.length > 0) this.store.applyBatch([], [], deletions);
+    if (deletions.length > 0) this.transaction(() => {
+      this.store.applyBatch([], [], deletions);
+      if (binding) this.graph.record([], deletions);
+    });
     const changed: FileChangeEvent[] = deletions.map((path) => ({ path, kind: 'deleted' }));
-    onProgress?.({ phase: 'parse', done: 0, total: work.length });
+    onProgress?.({ phase: 'parse', done: 0, total: work.length, stored: 0, skipped: 0 });
     let done = 0;
-    const apply = (results: ParseOutcome[]) => {
+    const write = (results: ParseOutcome[]) => {
       const { updates, touches, drops } = this.classify(results, stored);
       for (const u of updates) changed.push({ path: u.path, kind: stored.has(u.path) ? 'changed' : 'created' });
       for (const path of drops) changed.push({ path, kind: 'deleted' });
@@ -230,22 +282,63 @@ export class Indexer {
         return !r.ok && e ? [{ path: r.path, size: e.size, mtimeMs: e.mtimeMs, reason: r.reason }] : [];
       });
       skipped += skips.length;
-      reparsed += updates.filter((u) => u.declarations !== null).length;
-      this.store.applyBatch(updates, touches, drops, skips);
+      reparsed += updates.filter((u) => u.symbols !== null).length;
+      this.transaction(() => {
+        this.store.applyBatch(updates, touches, drops, skips);
+        if (binding) this.graph.record(results, drops);
+      });
       done += results.length;
-      onProgress?.({ phase: 'parse', done, total: work.length });
+      storedCount += results.length - skips.length;
+      newlySkipped += skips.length;
+      onProgress?.({ phase: 'parse', done, total: work.length, stored: storedCount, skipped: newlySkipped });
     };
+    let storedCount = 0;
+    let newlySkipped = 0;
     if (work.length <= INLINE_PARSE_MAX) {
       if (work.some((w) => w.language)) await initSyntax();
-      if (work.length > 0) apply(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
+      if (work.length > 0) write(work.map((item) => runParseItem(this.root, policy.maxFileBytes, item)));
     } else {
       this.pool ??= new WorkerPool();
-      await this.pool.run(this.root, policy.maxFileBytes, work, apply);
+      const bulk = work.length > BULK_AFTER_FILES;
+      if (bulk) this.store.beginBulk(stored.size === 0);
+      // Worker batches are written in larger transactions (fewer commits and full-text
+      // segments), but at least every WRITE_INTERVAL_MS so reads see the build progress.
+      let buffer: ParseOutcome[] = [];
+      let flushed = -Infinity; // the first results are written at once: reads wait for them
+      // A long build lets reads in after its first stored batch, warning stale_index until done.
+      const captured = bulk ? walkedRevision(walk.files, stored) : null;
+      const flush = () => {
+        if (buffer.length > 0) write(buffer);
+        buffer = [];
+        flushed = performance.now();
+        if (captured !== null) this.publishPartial(captured);
+      };
+      try {
+        await this.pool.run(this.root, policy.maxFileBytes, work, (results) => {
+          buffer.push(...results);
+          if (buffer.length >= WRITE_BATCH_FILES || performance.now() - flushed >= WRITE_INTERVAL_MS) flush();
+        });
+        flush();
+      } finally {
+        if (bulk) this.store.endBulk();
+        this.partial = null;
+      }
     }
-    if (work.length > OPTIMIZE_AFTER_FILES) this.store.optimizeFullText();
+    if (binding) {
+      const parsed = new Set(this.store.files().filter((f) => f.parsed).map((f) => f.path));
+      this.transaction(() => {
+        this.graph.prune((path) => parsed.has(path));
+        this.graph.resolve();
+      });
+    }
     this.publish(this.store.commitRevision());
     this.emitFiles(changed);
     this.reconciledConfig = config;
+    this.releaseEarlyReaders();
+    this.leftOut = [
+      ...walk.skipped,
+      ...[...this.store.skippedFiles().values()].filter((k) => entries.has(k.path)).map((k) => ({ path: k.path, reason: k.reason })),
+    ].sort((a, b) => compareProjectPaths(a.path, b.path));
     const counts = this.store.counts();
     return {
       files: counts.files,
@@ -269,7 +362,7 @@ export class Indexer {
         if (prev) drops.push(r.path);
         continue;
       }
-      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.declarations !== null)) {
+      if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.symbols !== null)) {
         touches.push({ path: r.path, mtimeMs: r.mtimeMs, size: r.size });
       } else {
         updates.push({
@@ -278,8 +371,8 @@ export class Indexer {
           size: r.size,
           mtimeMs: r.mtimeMs,
           language: r.language,
-          bytes: r.bytes,
-          declarations: r.declarations,
+          lines: r.lines,
+          symbols: r.symbols,
           text: r.text,
         });
       }
@@ -287,9 +380,29 @@ export class Indexer {
     return { updates, touches, drops };
   }
 
+  /** Store and graph writes of one batch land in one transaction. */
+  private transaction(work: () => void): void {
+    this.store.db.transaction(work)();
+  }
+
+  /** Publishes what a long build has stored so far: readers waiting for it may answer now. */
+  private publishPartial(captured: string): void {
+    this.partial = { captured, indexed: null };
+    this.digests = null;
+    this.current = { revision: this.current.revision, generation: this.current.generation + 1 };
+    this.releaseEarlyReaders();
+  }
+
+  private releaseEarlyReaders(): void {
+    const waiting = this.earlyReaders;
+    this.earlyReaders = [];
+    for (const r of waiting) r();
+  }
+
   private publish(revision: string): void {
     this.digests = null;
     this.current = { revision, generation: this.current.generation + 1 };
+    log('info', 'index.publish', 'index snapshot published', { generation: this.current.generation, revision });
     for (const l of this.listeners) l(this.current);
   }
 
@@ -303,12 +416,23 @@ export class Indexer {
     );
   }
 
+  /** A file a read found changed: queued like a watcher event, without postponing a batch already due. */
+  private noteDrift(path: string): void {
+    if (this.pending.has(path) || this.inflight.has(path)) return;
+    this.pending.add(path);
+    if (!this.timer) this.schedule();
+  }
+
   private enqueue(events: readonly WatchEvent[]): void {
     for (const e of events) {
       if (isPolicyFile(e.path)) this.policyDirty = true;
       this.pending.add(e.path);
     }
     if (this.timer) clearTimeout(this.timer);
+    this.schedule();
+  }
+
+  private schedule(): void {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.serialize(() => this.flush()).catch((err: Error) =>
@@ -373,7 +497,13 @@ export class Indexer {
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
       const changed: FileChangeEvent[] = updates.map((u) => ({ path: u.path, kind: this.store.file(u.path) ? 'changed' : 'created' }));
-      this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+      this.transaction(() => {
+        this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+        if (selection.config.providers.binding.enabled) {
+          this.graph.record(results, [...drops, ...deletions]);
+          this.graph.resolve();
+        }
+      });
       this.publish(this.store.commitRevision());
       this.emitFiles([...changed, ...[...drops, ...deletions].map((path): FileChangeEvent => ({ path, kind: 'deleted' }))]);
     }
@@ -408,6 +538,12 @@ export class Indexer {
    * the store's files with every pending path replaced by its bytes on disk now.
    */
   observedRevision(): { captured: string; indexed: string } | null {
+    if (this.partial) {
+      // Hashing every stored row is linear in the tree: once per published batch, on demand.
+      const generation = this.current.generation;
+      if (this.partial.indexed?.generation !== generation) this.partial.indexed = { generation, revision: this.store.computeTreeRevision() };
+      return { captured: this.partial.captured, indexed: this.partial.indexed.revision };
+    }
     if (this.pending.size === 0 && this.inflight.size === 0) return null;
     this.digests ??= this.store.digests();
     const rows = new Map(this.digests);
@@ -439,6 +575,21 @@ export class Indexer {
     await this.pool?.close();
     this.store.close();
   }
+}
+
+/**
+ * The revision of the tree a build walked, before it has read it all: each file contributes
+ * its stored digest when the store already holds it unchanged (same size and mtime), else a
+ * digest of its size and mtime. It names the tree the build is converging to.
+ */
+function walkedRevision(files: ReadonlyArray<{ path: string; size: number; mtimeMs: number }>, stored: ReadonlyMap<string, StoredFile>): string {
+  const rows = files.map((f) => {
+    const prev = stored.get(f.path);
+    const same = prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs;
+    return { path: f.path, sha256: same ? prev.sha256 : sha256Hex(`unread ${f.size} ${f.mtimeMs}`) };
+  });
+  rows.sort((a, b) => compareProjectPaths(a.path, b.path));
+  return treeRevision(rows);
 }
 
 function isRegularFile(abs: string): boolean {

@@ -1,34 +1,54 @@
 import { createHash } from 'node:crypto';
 import type { Declaration, LanguageId } from '../syntax/types.ts';
+import { lineCount, lineNumberFromStarts, lineStarts } from '../core/lines.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
-import { extractDeclarations } from '../syntax/declarations.ts';
-import { chunkLines, indexText, DECLARATION_TEXT_MAX } from './text.ts';
+import type { FileRelations } from '../syntax/relations/types.ts';
+import { extractFileFacts } from '../syntax/relations/extract.ts';
+import { declarationChunks, indexText, nameKey } from './text.ts';
 
 // One unit of indexing work: read a visible file, admit it (bounded, UTF-8, no NUL),
-// hash it, parse it when a syntax provider claims it, and prepare its full-text input.
-// Runs in a worker thread for large batches and on the main thread for small ones, so
-// the main thread only writes.
+// hash it, parse it when a syntax provider claims it, and prepare every row the store
+// writes for it. Runs in a worker thread for large batches and on the main thread for small
+// ones, so the main thread only writes: what crosses back is rows of primitives, never the
+// file's bytes (the store keeps digests and spans; bytes are re-read from the workspace).
 
 export interface ParseItem {
   path: string;
   /** The syntax language that claims the path, or null when none does. */
   language: LanguageId | null;
-  /** Whether the file's bytes join the store and the full-text index. */
+  /** Whether the file joins the full-text index. */
   keepContent: boolean;
+  /** Whether the binding provider wants the file's relation facts. */
+  relations: boolean;
 }
 
+/**
+ * One declaration as the store writes it: name, qualified name, their lowercase forms, kind,
+ * node kind, facets (comma-joined), visibility, container, span, item span, 1-based line and the
+ * key of the lowercase qualified name (`nameKey`).
+ */
+export type SymbolInput = [
+  name: string, qname: string, qlower: string, nlower: string, kind: string, nodeKind: string, facets: string,
+  visibility: string | null, container: string | null, spanStart: number, spanEnd: number, itemStart: number, itemEnd: number,
+  line: number, qkey: number,
+];
+
 export interface TextInput {
-  /** Line-aligned chunks of the file with their full-text input and its key. */
-  chunks: Array<{ start: number; end: number; line: number; text: string; key: string }>;
-  /** Full-text input per declaration, aligned with `declarations`: [name text, source text, key]. */
-  declarations: Array<[string, string, string]>;
+  /** Full-text input of each declaration's name, aligned with the symbols. */
+  names: string[];
+  /**
+   * Line-aligned chunks of the file, each the text of one declaration (nested ones cut out) or
+   * of the code between declarations: the file's text is indexed once, and a declaration's
+   * own text is the chunks it owns. `owner` indexes the symbols (null: no declaration).
+   */
+  chunks: Array<{ start: number; end: number; line: number; text: string; key: string; owner: number | null }>;
 }
 
 /**
  * A short digest of full-text input: a re-indexed file keeps the rows (and full-text entries)
  * of chunks and declarations whose input did not change, so an edit rewrites only what moved.
  */
-export function textKey(...parts: string[]): string {
+function textKey(...parts: string[]): string {
   const h = createHash('sha1');
   for (const p of parts) h.update(p).update('\0');
   return h.digest('base64url').slice(0, 16);
@@ -42,48 +62,38 @@ export type ParseOutcome =
       size: number;
       mtimeMs: number;
       language: LanguageId | null;
-      bytes: Uint8Array | null;
-      declarations: Declaration[] | null;
+      /** Line count of the bytes. */
+      lines: number;
+      /** Declarations as rows, in source order; null when no provider parsed the file. */
+      symbols: SymbolInput[] | null;
+      /** Relation facts, when the item asked for them and the file parsed. */
+      relations: FileRelations | null;
+      /** Full-text input; null leaves the file out of the full-text tier. */
       text: TextInput | null;
     }
   | { path: string; ok: false; reason: string };
 
 const utf8 = new TextDecoder('utf-8');
 
-export function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | null): TextInput {
-  const chunks = chunkLines(bytes).map((c) => {
-    const text = indexText(utf8.decode(bytes.subarray(c.start, c.end)));
-    return { ...c, text, key: textKey(text) };
-  });
-  const decls: Array<[string, string, string]> = (declarations ?? []).map((d, i, all) => {
-    const name = indexText(d.qualifiedName);
-    const body = indexText(ownText(bytes, d, all, i));
-    return [name, body, textKey(d.qualifiedName, name, body)];
-  });
-  return { chunks, declarations: decls };
+function symbolInputs(bytes: Uint8Array, declarations: readonly Declaration[]): SymbolInput[] {
+  const starts = lineStarts(bytes);
+  return declarations.map((d) => [
+    d.name, d.qualifiedName, d.qualifiedName.toLowerCase(), d.name.toLowerCase(), d.kind, d.nodeKind ?? d.kind, d.facets.join(','),
+    d.visibility, d.container, d.span.start, d.span.end, d.itemSpan.start, d.itemSpan.end,
+    lineNumberFromStarts(starts, d.span.start), nameKey(d.qualifiedName.toLowerCase()),
+  ]);
 }
 
-/**
- * A declaration's own text: its span without the spans of declarations nested in it, so
- * a class is indexed by its head, docs and fields, and each method by itself (nested
- * code is indexed once, not once per enclosing declaration). At most DECLARATION_TEXT_MAX bytes.
- */
-function ownText(bytes: Uint8Array, d: Declaration, all: readonly Declaration[], index: number): string {
-  let out = '';
-  let at = d.span.start;
-  let budget = DECLARATION_TEXT_MAX;
-  // Declarations come in source order, so nested ones follow their container.
-  for (let j = index + 1; j < all.length && budget > 0; j++) {
-    const inner = all[j].span;
-    if (inner.start >= d.span.end) break;
-    if (inner.start < at) continue; // inside a nested declaration already cut out
-    const piece = bytes.subarray(at, Math.min(inner.start, at + budget));
-    out += utf8.decode(piece) + '\n';
-    budget -= piece.length;
-    at = Math.max(at, inner.end);
+function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | null): TextInput {
+  const chunks = [];
+  for (const c of declarationChunks(bytes, declarations ?? [])) {
+    const raw = utf8.decode(bytes.subarray(c.start, c.end));
+    // Blank runs between declarations carry no words: no row, no full-text entry.
+    if (raw.trim() === '') continue;
+    const text = indexText(raw);
+    chunks.push({ ...c, text, key: textKey(text) });
   }
-  if (budget > 0 && at < d.span.end) out += utf8.decode(bytes.subarray(at, Math.min(d.span.end, at + budget)));
-  return out;
+  return { names: (declarations ?? []).map((d) => indexText(d.qualifiedName)), chunks };
 }
 
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
@@ -91,10 +101,11 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
   const { bytes, sha256, mtimeMs } = read;
   let declarations: Declaration[] | null = null;
+  let relations: FileRelations | null = null;
   const language = item.language;
   if (language) {
     try {
-      declarations = extractDeclarations(language, bytes).declarations;
+      ({ declarations, relations } = extractFileFacts(language, bytes, item.relations));
     } catch {
       // A file the parser cannot bound (too many nodes, too deep) stays searchable as text;
       // it keeps its language, so a warm start knows it was already tried.
@@ -109,8 +120,9 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
     size: bytes.byteLength,
     mtimeMs,
     language,
-    bytes: keep ? bytes : null,
-    declarations,
+    lines: lineCount(bytes),
+    symbols: declarations ? symbolInputs(bytes, declarations) : null,
+    relations,
     text: keep ? textInput(bytes, declarations) : null,
   };
 }

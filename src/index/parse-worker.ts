@@ -15,18 +15,6 @@ const ready = initSyntax();
 
 parentPort!.on('message', async (req: Request) => {
   await ready;
-  const results: ParseOutcome[] = [];
-  const transfer: ArrayBuffer[] = [];
-  for (const item of req.items) {
-    const r = runParseItem(req.root, req.maxFileBytes, item);
-    if (r.ok && r.bytes) {
-      // Copy into a standalone buffer so it can be transferred without cloning.
-      const copy = new Uint8Array(r.bytes.byteLength);
-      copy.set(r.bytes);
-      r.bytes = copy;
-      transfer.push(copy.buffer);
-    }
-    results.push(r);
-  }
-  parentPort!.postMessage({ id: req.id, results }, transfer);
+  const results: ParseOutcome[] = req.items.map((item) => runParseItem(req.root, req.maxFileBytes, item));
+  parentPort!.postMessage({ id: req.id, results });
 });

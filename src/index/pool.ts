@@ -5,14 +5,16 @@ import { createRequire } from 'node:module';
 import type { ParseItem, ParseOutcome } from './parse-job.ts';
 
 // A small pool of parse workers (one per core). Work is handed out in batches so a
-// worker never idles while another holds a long queue.
+// worker never idles while another holds a long queue, nor while the writer stores its last batch.
 
-const BATCH = 32;
+const BATCH = 16;
+/** Batches handed to one worker before its first result is back. */
+const IN_FLIGHT = 2;
 
 /** Starts a parse worker: compiled JS directly, or sources through tsx's loader (tests, dev). */
 function startWorker(): Worker {
   const self = fileURLToPath(import.meta.url);
-  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url));
+  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   // `--import` in a worker's execArgv does not install loader hooks on Node 20, so the
   // worker registers tsx itself before importing the TypeScript entry.
   const api = new URL('./index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
@@ -45,8 +47,20 @@ export class WorkerPool {
     };
     await Promise.all(
       this.workers.map(async (worker) => {
-        for (let batch = next(); batch; batch = next()) {
-          const results = await this.send(worker, root, maxFileBytes, batch);
+        // Each worker holds up to IN_FLIGHT batches, so it parses the next one while the writer
+        // stores the last; results wait for the writer in a queue no longer than that.
+        const inflight: Promise<ParseOutcome[]>[] = [];
+        const refill = () => {
+          while (inflight.length < IN_FLIGHT) {
+            const batch = next();
+            if (!batch) return;
+            inflight.push(this.send(worker, root, maxFileBytes, batch));
+          }
+        };
+        refill();
+        while (inflight.length > 0) {
+          const results = await inflight.shift()!;
+          refill();
           onBatch(results);
         }
       }),

@@ -1,5 +1,5 @@
-import { SYMBOL_COLUMNS, type Store, type SymbolRow } from './store.ts';
-import { anyOf, phrase, type QueryWord } from './text.ts';
+import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, EXACT_NAME_IDS, type Store, type SymbolRow } from './store.ts';
+import { anyOf, nameKey, phrase, type QueryWord } from './text.ts';
 
 // The lanes of one search over one store. Each lane returns its own ranked list; the
 // search service fuses lanes (and stores, for on-demand files) into one total order.
@@ -58,7 +58,8 @@ type Filter = (path: string) => boolean;
 /** Runs the ranked lanes the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
   return withFilter(store, q.pathOk, () => ({
-    rankedSymbols: q.symbols && q.words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', q.words)) : [],
+    rankedSymbols:
+      q.symbols && q.words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', q.words), selective(store, 'chunks_fts', q.words)) : [],
     rankedFiles: q.files && q.words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', q.words)) : [],
   }));
 }
@@ -111,23 +112,79 @@ function withFilter<T>(store: Store, filter: Filter, run: () => T): T {
   }
 }
 
-function rankedSymbols(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
-  const rows = store.prepared(
-    'search.rankedSymbols',
-    `SELECT ${SYMBOL_COLUMNS}, bm25(symbols_fts, 8.0, 1.0) AS score
-     FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id
+/** How much a name match counts against a match in a declaration's own text (both BM25). */
+const NAME_WEIGHT = 8;
+
+/**
+ * Declarations ranked by BM25 over their names and over their own text — the chunks they own,
+ * so the text is indexed once, for files and declarations alike. A declaration's score is the
+ * weighted name score plus its best chunk's score; its coverage counts the words its name or
+ * its chunks carry.
+ */
+function rankedSymbols(store: Store, nameWords: readonly QueryWord[], bodyWords: readonly QueryWord[]): SymbolHitRow[] {
+  const byName = store.prepared(
+    'search.rankedSymbols.name',
+    `SELECT s.id, bm25(symbols_fts) AS score
+     FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid ${SYMBOL_JOINS}
      WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
      ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
-  ).all({ match: anyOf(words) }) as Array<SymbolRow & { score: number }>;
-  const coverage = coverageOf(store, 'symbols_fts', words, rows.map((r) => r.id));
-  return rows.map((row) => ({ row, score: row.score, coverage: coverage.get(row.id) ?? 1 }));
+  ).all({ match: anyOf(nameWords) }) as Array<{ id: number; score: number }>;
+  const byBody = store.prepared(
+    'search.rankedSymbols.body',
+    `SELECT id, min(score) AS score FROM (
+       SELECT c.symbol_id AS id, bm25(chunks_fts) AS score
+       FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
+       WHERE chunks_fts MATCH @match AND c.symbol_id IS NOT NULL AND rift_path_ok(f.path)
+       ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2})
+     GROUP BY id`,
+  ).all({ match: anyOf(bodyWords) }) as Array<{ id: number; score: number }>;
+  const scores = new Map<number, number>();
+  for (const r of byName) scores.set(r.id, NAME_WEIGHT * r.score);
+  for (const r of byBody) scores.set(r.id, (scores.get(r.id) ?? 0) + r.score);
+  const ranked = [...scores].sort((a, b) => a[1] - b[1] || a[0] - b[0]).slice(0, LANE_CANDIDATES_MAX);
+  if (ranked.length === 0) return [];
+  const ids = ranked.map(([id]) => id);
+  const rows = new Map(
+    (store.prepared('search.rankedSymbols.rows', `SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE s.id IN (SELECT value FROM json_each(@ids))`)
+      .all({ ids: JSON.stringify(ids) }) as SymbolRow[]).map((r) => [r.id, r]),
+  );
+  const coverage = symbolCoverage(store, [...new Set([...nameWords, ...bodyWords])], ids);
+  return ranked.filter(([id]) => rows.has(id)).map(([id, score]) => ({ row: rows.get(id)!, score, coverage: coverage.get(id) ?? 1 }));
+}
+
+/** How many distinct query words each declaration's name or own text carries. */
+function symbolCoverage(store: Store, words: readonly QueryWord[], ids: number[]): Map<number, number> {
+  const counts = new Map<number, number>();
+  if (words.length < 2) return counts;
+  const idList = JSON.stringify(ids);
+  const owned = store.prepared(
+    'search.coverage.owned',
+    `SELECT id, symbol_id AS owner FROM chunks WHERE symbol_id IN (SELECT value FROM json_each(@ids))`,
+  ).all({ ids: idList }) as Array<{ id: number; owner: number }>;
+  const ownerOf = new Map(owned.map((r) => [r.id, r.owner]));
+  const names = store.prepared(
+    'search.coverage.names',
+    `SELECT rowid AS id FROM symbols_fts WHERE symbols_fts MATCH @match AND rowid IN (SELECT value FROM json_each(@ids))`,
+  );
+  const bodies = store.prepared(
+    'search.coverage.bodies',
+    `SELECT rowid AS id FROM chunks_fts WHERE chunks_fts MATCH @match AND rowid IN (SELECT value FROM json_each(@ids))`,
+  );
+  const chunkList = JSON.stringify(owned.map((r) => r.id));
+  for (const w of words) {
+    const carriers = new Set<number>();
+    for (const r of names.all({ match: phrase(w), ids: idList }) as { id: number }[]) carriers.add(r.id);
+    for (const r of bodies.all({ match: phrase(w), ids: chunkList }) as { id: number }[]) carriers.add(ownerOf.get(r.id)!);
+    for (const id of carriers) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
 }
 
 function rankedFiles(store: Store, words: readonly QueryWord[]): FileHitRow[] {
   const rows = store.prepared(
     'search.rankedChunks',
-    `SELECT c.id, c.file_id AS fileId, f.path, f.size, f.language, c.start, c.end, c.line, bm25(chunks_fts) AS score
-     FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+    `SELECT c.id, f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line, bm25(chunks_fts) AS score
+     FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
      WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)
      ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2}`,
   ).all({ match: anyOf(words) }) as Array<FileHitRow & { id: number }>;
@@ -162,13 +219,13 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
   const byId = new Map<number, { row: SymbolRow; level: number; words: number }>();
   const exact = store.prepared(
     'search.names.exact',
-    `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @w THEN 0 ELSE 1 END AS level
-     FROM symbols s JOIN files f ON f.id = s.file_id
-     WHERE (s.name_lower = @w OR s.qname_lower = @w) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
+    `SELECT ${SYMBOL_COLUMNS}, CASE WHEN s.name_lower = @lower THEN 0 ELSE 1 END AS level
+     FROM ${SYMBOL_FROM}
+     WHERE s.id IN (${EXACT_NAME_IDS}) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
   );
   const prefix = store.prepared(
     'search.names.prefix',
-    `SELECT ${SYMBOL_COLUMNS}, 2 AS level FROM symbols s JOIN files f ON f.id = s.file_id
+    `SELECT ${SYMBOL_COLUMNS}, 2 AS level FROM ${SYMBOL_FROM}
      WHERE s.name_lower > @w AND s.name_lower < @hi AND rift_path_ok(f.path)
      ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
   );
@@ -176,14 +233,14 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
   const part = (word: QueryWord) =>
     fullText(() => store.prepared(
       'search.names.part',
-      `SELECT ${SYMBOL_COLUMNS}, 3 AS level FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id
+      `SELECT ${SYMBOL_COLUMNS}, 3 AS level FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid ${SYMBOL_JOINS}
        WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
        ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
     ).all({ match: phrase(word, 'name') }) as Array<SymbolRow & { level: number }>) ?? [];
   for (const word of words) {
     const w = word.text.toLowerCase();
     const found = [
-      ...(exact.all({ w }) as Array<SymbolRow & { level: number }>),
+      ...(exact.all({ lower: w, key: nameKey(w) }) as Array<SymbolRow & { level: number }>),
       ...(prefix.all({ w, hi: w + '\uffff' }) as Array<SymbolRow & { level: number }>),
       ...part(word),
     ];
@@ -222,15 +279,15 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
     q.words.length > 0 && fullText(() => store.prepared('search.content.probe', `SELECT 1 FROM chunks_fts LIMIT 0`).all()) !== null
       ? (store.prepared(
           'search.content.chunks',
-          `SELECT c.file_id AS fileId, f.path, f.size, f.language, c.start, c.end, c.line
-           FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+          `SELECT f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line
+           FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
            WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)
            ORDER BY f.path, c.start LIMIT ${LANE_CANDIDATES_MAX * 4}`,
         ).all({ match: q.words.map((w) => phrase(w)).join(' AND ') }) as Array<Omit<FileHitRow, 'score' | 'coverage'>>)
       : (store.prepared(
           'search.content.all',
-          `SELECT c.file_id AS fileId, f.path, f.size, f.language, c.start, c.end, c.line
-           FROM chunks c JOIN files f ON f.id = c.file_id WHERE rift_path_ok(f.path) ORDER BY f.path, c.start`,
+          `SELECT f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line
+           FROM chunks c ${CHUNK_JOINS} WHERE rift_path_ok(f.path) ORDER BY f.path, c.start`,
         ).all() as Array<Omit<FileHitRow, 'score' | 'coverage'>>);
   const out: FileHitRow[] = [];
   let lastFile = -1;
@@ -239,7 +296,8 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
     // Rows come grouped by file: one match per file is enough.
     if (out.at(-1)?.fileId === c.fileId) continue;
     if (c.fileId !== lastFile) {
-      bytes = store.content(c.fileId);
+      // Verified against the index: a file changed behind it matches nothing here.
+      bytes = store.indexedBytes(c.path);
       lastFile = c.fileId;
     }
     if (!bytes) continue;

@@ -3,22 +3,56 @@ import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
-import { lineNumberFromStarts, lineStarts } from '../core/lines.ts';
-import type { Declaration } from '../syntax/types.ts';
-import type { TextInput } from './parse-job.ts';
+import { VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
+import type { SymbolInput, TextInput } from './parse-job.ts';
+import { nameKey, phrase, queryWords } from './text.ts';
 
 // The persistent index in `<workspace>/.rift/rift.db` (SQLite, WAL). better-sqlite3 is
 // synchronous, so a read that runs its queries without awaiting sees one committed state:
 // a batch commits in one transaction and no read can observe half of it.
+//
+// The store keeps what cannot be re-read cheaply: digests, spans, declarations and the
+// full-text indexes. File bytes live in the workspace; a read takes them from disk and
+// verifies them against the stored digest (`indexedBytes`), so a file changed behind the
+// index is never served with bytes the index did not see. Parse results (symbols, chunks)
+// hang off a `blobs` row — digest and language — rather than a path, so results can later be
+// shared by every path and revision that holds the same bytes.
 
 // Also bumped when a syntax provider extracts differently, so an older index is rebuilt rather
 // than mixing declarations from two extractors (5: Python lambdas, TypeScript construct
-// signatures; 6: text keys on symbols and chunks).
-const SCHEMA_VERSION = '6';
+// signatures; 6: text keys on symbols and chunks; 7: no stored contents, parse results by blob,
+// declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key).
+const SCHEMA_VERSION = '8';
 
-/** The columns of a SymbolRow (`symbols s JOIN files f`), for every query that returns one. */
-export const SYMBOL_COLUMNS = `s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
+/** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
+export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
   s.span_start, s.span_end, s.item_start, s.item_end, s.line`;
+
+/** What joins a symbol row `s` to the file (`f`) and blob (`b`) that hold it. */
+export const SYMBOL_JOINS = `JOIN files f ON f.blob_id = s.blob_id JOIN blobs b ON b.id = s.blob_id`;
+/** Symbols with the path and language of the file that holds them. */
+export const SYMBOL_FROM = `symbols s ${SYMBOL_JOINS}`;
+
+/** What joins a chunk row `c` to the file (`f`) and blob (`b`) that hold it. */
+export const CHUNK_JOINS = `JOIN files f ON f.blob_id = c.blob_id JOIN blobs b ON b.id = c.blob_id`;
+
+/** The columns of a StoredFile (`files f JOIN blobs b`). */
+const FILE_COLUMNS = `f.id, f.path, b.sha256, f.size, f.mtime_ms AS mtimeMs, b.language, b.parsed, b.lines`;
+
+const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'symbols_trigram'] as const;
+
+/** Ids of declarations whose name or qualified name equals `@lower` (`@key`: its nameKey). */
+export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
+  UNION SELECT id FROM symbols WHERE qname_key = @key AND qname_lower = @lower`;
+
+
+/** FTS5's default `automerge`, restored after a bulk build. */
+const FTS_AUTOMERGE = 4;
+/** WAL pages between automatic checkpoints during a bulk build (the default is 1000). */
+const BULK_CHECKPOINT_PAGES = 16384;
+/** Page cache per connection (KiB): enough for the hot b-tree levels, bounded whatever the tree's size. */
+const STORE_CACHE_KIB = 8192;
 
 interface KeyedRow {
   id: number;
@@ -46,6 +80,8 @@ export interface StoredFile {
   language: string | null;
   /** True when a syntax provider parsed it (declarations are current). */
   parsed: boolean;
+  /** Line count of the indexed bytes. */
+  lines: number;
 }
 
 type RawFile = Omit<StoredFile, 'parsed'> & { parsed: number };
@@ -56,8 +92,9 @@ export interface FileUpdate {
   size: number;
   mtimeMs: number;
   language: string | null;
-  bytes: Uint8Array | null;
-  declarations: Declaration[] | null;
+  lines: number;
+  /** Declarations as rows; null when no provider parsed the file. */
+  symbols: SymbolInput[] | null;
   /** Full-text input; null leaves the file out of the full-text tier. */
   text: TextInput | null;
 }
@@ -95,10 +132,18 @@ export interface SymbolQuery {
 
 export class Store {
   readonly db: Database.Database;
+  /** The workspace whose files the store indexes (bytes are read from there). */
+  readonly root: string;
   private readonly stmts: ReturnType<Store['prepare']>;
+  private readonly driftListeners = new Set<(path: string) => void>();
+  /** A bulk build into an empty store merges its full-text segments once, at its end. */
+  private mergeAtEnd = false;
+  /** Files whose bytes on disk were verified against the digest, by the stamp of that state. */
+  private readonly verified = new Map<string, { sha256: string; stamp: string }>();
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, root: string) {
     this.db = db;
+    this.root = root;
     this.stmts = this.prepare();
   }
 
@@ -110,7 +155,7 @@ export class Store {
       const ignore = join(dir, '.gitignore');
       if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
       const db = new Database(join(dir, 'rift.db'));
-      return Store.init(db);
+      return Store.init(db, root);
     } catch (e) {
       throw new RiftError('storage_failure', [
         ['file', '.rift/rift.db'],
@@ -119,24 +164,29 @@ export class Store {
     }
   }
 
-  /** A private in-memory store (on-demand `force_include` files are indexed into one). */
-  static memory(): Store {
-    return Store.init(new Database(':memory:'));
+  /** A private in-memory store over files of `root` (on-demand `force_include` files are indexed into one). */
+  static memory(root: string): Store {
+    return Store.init(new Database(':memory:'), root);
   }
 
-  private static init(db: Database.Database): Store {
+  private static init(db: Database.Database, root: string): Store {
+    // Pages a bulk build frees (merged full-text segments) go back to the filesystem (endBulk).
+    const vacuum = db.pragma('auto_vacuum', { simple: true }) !== 2;
+    if (vacuum) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('temp_store = MEMORY');
-    db.pragma('cache_size = -65536');
+    db.pragma(`cache_size = -${STORE_CACHE_KIB}`);
     Store.migrate(db);
-    return new Store(db);
+    // The mode takes effect on an existing file only through a vacuum (after migrate dropped an older schema).
+    if (vacuum) db.exec('VACUUM');
+    return new Store(db, root);
   }
 
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = ['files', 'contents', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'skipped'];
+    const tables = ['files', 'blobs', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'skipped'];
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
@@ -150,23 +200,30 @@ export class Store {
       DROP TABLE IF EXISTS skipped;
       DROP TABLE IF EXISTS symbols;
       DROP TABLE IF EXISTS contents;
+      DROP TABLE IF EXISTS blobs;
       DROP TABLE IF EXISTS files;
       CREATE TABLE files (
         id INTEGER PRIMARY KEY,
         path TEXT NOT NULL UNIQUE,
-        sha256 TEXT NOT NULL,
+        blob_id INTEGER NOT NULL UNIQUE,
         size INTEGER NOT NULL,
-        mtime_ms REAL NOT NULL,
-        language TEXT,
-        parsed INTEGER NOT NULL
+        mtime_ms REAL NOT NULL
       );
-      CREATE TABLE contents (file_id INTEGER PRIMARY KEY, bytes BLOB NOT NULL);
+      -- What was indexed of some bytes: their digest, the language they were parsed as, whether a
+      -- provider parsed them, their line count. Symbols and chunks belong to a blob, not a path.
+      CREATE TABLE blobs (
+        id INTEGER PRIMARY KEY,
+        sha256 TEXT NOT NULL,
+        language TEXT,
+        parsed INTEGER NOT NULL,
+        lines INTEGER NOT NULL
+      );
       -- Visible files left out (not UTF-8, NUL byte, unreadable), remembered by size and
       -- mtime so a warm start does not read them again.
       CREATE TABLE skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, reason TEXT NOT NULL);
       CREATE TABLE symbols (
         id INTEGER PRIMARY KEY,
-        file_id INTEGER NOT NULL,
+        blob_id INTEGER NOT NULL,
         name TEXT NOT NULL,
         qname TEXT NOT NULL,
         qname_lower TEXT NOT NULL,
@@ -181,24 +238,30 @@ export class Store {
         item_start INTEGER NOT NULL,
         item_end INTEGER NOT NULL,
         line INTEGER NOT NULL,
-        -- Digest of the full-text input (name, own text): an unchanged declaration keeps its row.
-        text_key TEXT
+        -- nameKey(qname_lower): exact qualified names are looked up by this integer.
+        qname_key INTEGER NOT NULL
       );
-      CREATE INDEX symbols_file ON symbols(file_id);
+      CREATE INDEX symbols_blob ON symbols(blob_id);
       CREATE INDEX symbols_name_lower ON symbols(name_lower);
-      CREATE INDEX symbols_qname_lower ON symbols(qname_lower);
-      CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, tokenize = 'trigram', detail = 'column');
+      CREATE INDEX symbols_qname_key ON symbols(qname_key);
+      -- Substring lookup of qualified names; the names themselves are read from \`symbols\`. Positions (detail full) let short patterns match without a recheck
+      -- of every candidate.
+      CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, content = 'symbols', content_rowid = 'id',
+        tokenize = 'trigram', detail = 'full', columnsize = 0);
+      -- The file's text, once: a chunk owned by a declaration (symbol_id) is that declaration's own text.
       CREATE TABLE chunks (
         id INTEGER PRIMARY KEY,
-        file_id INTEGER NOT NULL,
+        blob_id INTEGER NOT NULL,
         start INTEGER NOT NULL,
         end INTEGER NOT NULL,
         line INTEGER NOT NULL,
+        symbol_id INTEGER,
         text_key TEXT
       );
-      CREATE INDEX chunks_file ON chunks(file_id);
+      CREATE INDEX chunks_blob ON chunks(blob_id);
+      CREATE INDEX chunks_symbol ON chunks(symbol_id) WHERE symbol_id IS NOT NULL;
       CREATE VIRTUAL TABLE chunks_fts USING fts5(body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
-      CREATE VIRTUAL TABLE symbols_fts USING fts5(name, body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE symbols_fts USING fts5(name, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
     `);
     db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)`).run(SCHEMA_VERSION);
   }
@@ -206,61 +269,55 @@ export class Store {
   private prepare() {
     const db = this.db;
     return {
-      allFiles: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files ORDER BY path`),
+      allFiles: db.prepare(`SELECT ${FILE_COLUMNS} FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path`),
       anyUnder: db.prepare(`SELECT 1 AS x FROM files WHERE path >= ? AND path < ? LIMIT 1`),
       putSkipped: db.prepare(`INSERT OR REPLACE INTO skipped(path, size, mtime_ms, reason) VALUES (?, ?, ?, ?)`),
       deleteSkipped: db.prepare(`DELETE FROM skipped WHERE path = ?`),
-      allSkipped: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped`),
+      allSkipped: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped ORDER BY path`),
       skippedByPath: db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, reason FROM skipped WHERE path = ?`),
-      fileByPath: db.prepare(`SELECT id, path, sha256, size, mtime_ms AS mtimeMs, language, parsed FROM files WHERE path = ?`),
-      revisionRows: db.prepare(`SELECT path, sha256 FROM files ORDER BY path`),
-      insertFile: db.prepare(
-        `INSERT INTO files(path, sha256, size, mtime_ms, language, parsed) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
-           mtime_ms = excluded.mtime_ms, language = excluded.language, parsed = excluded.parsed
-         RETURNING id`,
-      ),
+      fileByPath: db.prepare(`SELECT ${FILE_COLUMNS}, f.blob_id AS blobId FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?`),
+      revisionRows: db.prepare(`SELECT f.path, b.sha256 FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path`),
+      insertBlob: db.prepare(`INSERT INTO blobs(sha256, language, parsed, lines) VALUES (?, ?, ?, ?)`),
+      updateBlob: db.prepare(`UPDATE blobs SET sha256 = ?, language = ?, parsed = ?, lines = ? WHERE id = ?`),
+      deleteBlob: db.prepare(`DELETE FROM blobs WHERE id = ?`),
+      insertFile: db.prepare(`INSERT INTO files(path, blob_id, size, mtime_ms) VALUES (?, ?, ?, ?)`),
+      updateFile: db.prepare(`UPDATE files SET size = ?, mtime_ms = ? WHERE id = ?`),
       touchFile: db.prepare(`UPDATE files SET mtime_ms = ?, size = ? WHERE path = ?`),
       deleteFile: db.prepare(`DELETE FROM files WHERE id = ?`),
-      putContent: db.prepare(`INSERT OR REPLACE INTO contents(file_id, bytes) VALUES (?, ?)`),
-      deleteContent: db.prepare(`DELETE FROM contents WHERE file_id = ?`),
-      content: db.prepare(`SELECT bytes FROM contents WHERE file_id = ?`),
-      symbolIdsOfFile: db.prepare(`SELECT id FROM symbols WHERE file_id = ?`),
-      deleteSymbols: db.prepare(`DELETE FROM symbols WHERE file_id = ?`),
-      deleteTrigram: db.prepare(`DELETE FROM symbols_trigram WHERE rowid = ?`),
-      symbolKeysOfFile: db.prepare(`SELECT id, text_key AS key FROM symbols WHERE file_id = ?`),
+      // A declaration's full-text input is its qualified name, so that is its key.
+      symbolsOfBlob: db.prepare(`SELECT id, qname_lower AS qlower, qname AS key FROM symbols WHERE blob_id = ?`),
+      deleteSymbols: db.prepare(`DELETE FROM symbols WHERE blob_id = ?`),
+      deleteTrigram: db.prepare(`INSERT INTO symbols_trigram(symbols_trigram, rowid, qname_lower) VALUES ('delete', ?, ?)`),
       deleteSymbol: db.prepare(`DELETE FROM symbols WHERE id = ?`),
       updateSymbol: db.prepare(
         `UPDATE symbols SET name = ?, qname = ?, qname_lower = ?, name_lower = ?, kind = ?, node_kind = ?, facets = ?,
-           visibility = ?, container = ?, span_start = ?, span_end = ?, item_start = ?, item_end = ?, line = ?, text_key = ?
+           visibility = ?, container = ?, span_start = ?, span_end = ?, item_start = ?, item_end = ?, line = ?, qname_key = ?
          WHERE id = ?`,
       ),
       insertSymbol: db.prepare(
         `INSERT INTO symbols(name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
-           span_start, span_end, item_start, item_end, line, text_key, file_id)
+           span_start, span_end, item_start, item_end, line, qname_key, blob_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertTrigram: db.prepare(`INSERT INTO symbols_trigram(rowid, qname_lower) VALUES (?, ?)`),
-      insertSymbolText: db.prepare(`INSERT INTO symbols_fts(rowid, name, body) VALUES (?, ?, ?)`),
+      insertSymbolText: db.prepare(`INSERT INTO symbols_fts(rowid, name) VALUES (?, ?)`),
       deleteSymbolText: db.prepare(`DELETE FROM symbols_fts WHERE rowid = ?`),
-      chunkIdsOfFile: db.prepare(`SELECT id FROM chunks WHERE file_id = ?`),
-      insertChunk: db.prepare(`INSERT INTO chunks(start, end, line, text_key, file_id) VALUES (?, ?, ?, ?, ?)`),
-      chunkKeysOfFile: db.prepare(`SELECT id, text_key AS key FROM chunks WHERE file_id = ?`),
-      updateChunk: db.prepare(`UPDATE chunks SET start = ?, end = ?, line = ?, text_key = ? WHERE id = ?`),
+      chunkIdsOfBlob: db.prepare(`SELECT id FROM chunks WHERE blob_id = ?`),
+      insertChunk: db.prepare(`INSERT INTO chunks(start, end, line, symbol_id, text_key, blob_id) VALUES (?, ?, ?, ?, ?, ?)`),
+      chunkKeysOfBlob: db.prepare(`SELECT id, text_key AS key FROM chunks WHERE blob_id = ?`),
+      updateChunk: db.prepare(`UPDATE chunks SET start = ?, end = ?, line = ?, symbol_id = ?, text_key = ? WHERE id = ?`),
       deleteChunk: db.prepare(`DELETE FROM chunks WHERE id = ?`),
       insertChunkText: db.prepare(`INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)`),
       deleteChunkText: db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`),
-      deleteChunks: db.prepare(`DELETE FROM chunks WHERE file_id = ?`),
+      deleteChunks: db.prepare(`DELETE FROM chunks WHERE blob_id = ?`),
       setMeta: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
       counts: db.prepare(
-        `SELECT (SELECT count(*) FROM files) AS files, (SELECT count(*) FROM files WHERE parsed = 1) AS parsed,
+        `SELECT (SELECT count(*) FROM files) AS files,
+                (SELECT count(*) FROM files f JOIN blobs b ON b.id = f.blob_id WHERE b.parsed = 1) AS parsed,
                 (SELECT count(*) FROM symbols) AS symbols`,
       ),
-      symbolsOfFile: db.prepare(
-        `SELECT ${SYMBOL_COLUMNS}
-         FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ? ORDER BY s.span_start, s.id`,
-      ),
+      symbolsOfFile: db.prepare(`SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE f.path = ? ORDER BY s.span_start, s.id`),
     };
   }
 
@@ -269,11 +326,13 @@ export class Store {
   }
 
   file(path: string): StoredFile | null {
-    const r = this.stmts.fileByPath.get(path) as RawFile | undefined;
-    return r ? { ...r, parsed: r.parsed === 1 } : null;
+    const r = this.stmts.fileByPath.get(path) as (RawFile & { blobId: number }) | undefined;
+    if (!r) return null;
+    const { blobId: _blob, ...file } = r;
+    return { ...file, parsed: r.parsed === 1 };
   }
 
-  /** Files left out by an earlier reconcile, by path. */
+  /** Files left out by an earlier reconcile, by path (in path order). */
   skippedFiles(): Map<string, SkippedFile> {
     return new Map((this.stmts.allSkipped.all() as SkippedFile[]).map((k) => [k.path, k]));
   }
@@ -293,27 +352,70 @@ export class Store {
     return this.cached('hasFullText', `SELECT 1 AS x FROM chunks LIMIT 1`).get() !== undefined;
   }
 
-  /** The stored bytes of `[start, end)` of a file, without reading the rest of it. */
-  contentRange(fileId: number, start: number, end: number): Uint8Array | null {
-    const r = this.cached('contentRange', `SELECT substr(bytes, ?, ?) AS bytes FROM contents WHERE file_id = ?`).get(
-      start + 1,
-      end - start,
-      fileId,
-    ) as { bytes: Buffer } | undefined;
-    return r ? r.bytes : null;
+  /** Called with the path of each file found on disk with bytes other than the indexed ones. */
+  onDrift(listener: (path: string) => void): () => void {
+    this.driftListeners.add(listener);
+    return () => this.driftListeners.delete(listener);
   }
 
-  /** Paths whose stored bytes contain `needle` anywhere, in path order (a rename's sweep). */
-  pathsContaining(needle: Uint8Array): string[] {
-    const rows = this.cached('pathsContaining', `SELECT f.path AS path FROM contents c JOIN files f ON f.id = c.file_id WHERE instr(c.bytes, ?) > 0 ORDER BY f.path`).all(
-      Buffer.from(needle),
+  /**
+   * The bytes the index holds for a file, read from the workspace and verified against the
+   * stored digest. Null when the store holds no such file, or when the file on disk no longer
+   * holds those bytes: then drift listeners hear of it (the read warns \`stale_index\`, the
+   * indexer re-reads the file) and nothing of the new bytes is served as the indexed ones.
+   */
+  indexedBytes(path: string): Uint8Array | null {
+    const file = this.file(path);
+    return file ? this.indexedSpan(file, 0, file.size) : null;
+  }
+
+  /**
+   * Bytes `[start, end)` of what the index holds for a file, under the same guarantee as
+   * `indexedBytes`. Once a state of the file (its stamp: inode, size, mtime, ctime) has been
+   * verified against the digest, later reads of that same state take only the span, without
+   * reading or hashing the whole file again.
+   */
+  indexedRange(path: string, start: number, end: number): Uint8Array | null {
+    const file = this.file(path);
+    return file ? this.indexedSpan(file, start, end) : null;
+  }
+
+  /**
+   * Paths of the full-text files that may hold `name`, in path order: those with a chunk carrying
+   * all of its words (a rename's sweep). A superset — the words may stand apart there — so the
+   * caller checks the bytes; a name with no words (`$`) matches every full-text file.
+   */
+  pathsWithWords(name: string): string[] {
+    const words = queryWords(name);
+    const rows = (
+      words.length > 0
+        ? this.cached('pathsWithWords', `SELECT DISTINCT f.path AS path FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS} WHERE chunks_fts MATCH ? ORDER BY f.path`).all(
+            words.map((w) => phrase(w)).join(' AND '),
+          )
+        : this.cached('pathsWithText', `SELECT DISTINCT f.path AS path FROM chunks c ${CHUNK_JOINS} ORDER BY f.path`).all()
     ) as Array<{ path: string }>;
     return rows.map((r) => r.path);
   }
 
-  content(fileId: number): Uint8Array | null {
-    const r = this.stmts.content.get(fileId) as { bytes: Buffer } | undefined;
-    return r ? r.bytes : null;
+  private indexedSpan(file: StoredFile, start: number, end: number): Uint8Array | null {
+    const known = this.verified.get(file.path);
+    if (known && known.sha256 === file.sha256) {
+      const span = readSpanSync(this.root, file.path, start, end, known.stamp);
+      if (span) return span;
+    }
+    const read = readSourceFileSync(this.root, file.path, file.size);
+    if (read.ok && read.sha256 === file.sha256) {
+      this.verified.delete(file.path);
+      if (read.stamp !== null) {
+        // Bounded: the oldest verification is forgotten first (its file is then hashed again).
+        if (this.verified.size >= VERIFIED_FILES_MAX) this.verified.delete(this.verified.keys().next().value!);
+        this.verified.set(file.path, { sha256: file.sha256, stamp: read.stamp });
+      }
+      return read.bytes.subarray(start, end);
+    }
+    this.verified.delete(file.path);
+    for (const l of this.driftListeners) l(file.path);
+    return null;
   }
 
   meta(key: string): string | null {
@@ -330,9 +432,34 @@ export class Store {
     return treeRevision(this.stmts.revisionRows.iterate() as Iterable<{ path: string; sha256: string }>);
   }
 
-  /** Merges the full-text segments a bulk build left behind (queries then read one segment). */
-  optimizeFullText(): void {
-    for (const t of ['chunks_fts', 'symbols_fts', 'symbols_trigram']) this.db.exec(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
+  /**
+   * Bulk mode for a cold build: full-text segments are not merged while batches land (one
+   * merge at the end instead of one per level per batch), the WAL checkpoints rarely, and
+   * commits do not wait for the disk — a crash mid-build loses only the build, which the
+   * next start redoes. \`endBulk\` merges once and restores the incremental settings. Only a
+   * build into an empty store defers merging: a merge at the end rewrites the whole full-text
+   * index, which a large incremental batch (a branch switch) must not pay for.
+   */
+  beginBulk(empty: boolean): void {
+    this.mergeAtEnd = empty;
+    if (empty) for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
+    this.db.pragma('synchronous = OFF');
+    this.db.pragma(`wal_autocheckpoint = ${BULK_CHECKPOINT_PAGES}`);
+  }
+
+  endBulk(): void {
+    if (this.mergeAtEnd) {
+      for (const t of FTS_TABLES) {
+        this.db.exec(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
+        // FTS5 takes configuration values as integer literals, not bound (real) numbers.
+        this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', ${FTS_AUTOMERGE})`);
+      }
+    }
+    this.mergeAtEnd = false;
+    this.db.pragma('incremental_vacuum');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('wal_autocheckpoint = 1000');
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   /** Computes, records and returns the tree revision of what the store holds now. */
@@ -364,88 +491,95 @@ export class Store {
       for (const u of updates) s.deleteSkipped.run(u.path);
       for (const path of deletions) s.deleteSkipped.run(path);
       for (const path of deletions) {
-        const f = this.file(path);
+        const f = s.fileByPath.get(path) as { id: number; blobId: number } | undefined;
         if (!f) continue;
-        this.dropSymbols(f.id);
-        this.dropChunks(f.id);
-        s.deleteContent.run(f.id);
+        this.dropSymbols(f.blobId);
+        this.dropChunks(f.blobId);
         s.deleteFile.run(f.id);
+        s.deleteBlob.run(f.blobId);
       }
       for (const t of touches) s.touchFile.run(t.mtimeMs, t.size, t.path);
       for (const u of updates) {
-        const parsed = u.declarations !== null;
-        const { id } = s.insertFile.get(u.path, u.sha256, u.size, u.mtimeMs, u.language, parsed ? 1 : 0) as { id: number };
-        if (u.bytes) s.putContent.run(id, Buffer.from(u.bytes.buffer, u.bytes.byteOffset, u.bytes.byteLength));
-        else s.deleteContent.run(id);
-        if (u.declarations && u.language && u.bytes) this.replaceDeclarations(id, u.bytes, u.declarations, u.text);
-        else this.dropSymbols(id);
-        if (u.text) this.replaceChunks(id, u.text.chunks);
-        else this.dropChunks(id);
+        const parsed = u.symbols !== null ? 1 : 0;
+        const prev = s.fileByPath.get(u.path) as { id: number; blobId: number } | undefined;
+        let blob: number;
+        if (prev) {
+          blob = prev.blobId;
+          s.updateBlob.run(u.sha256, u.language, parsed, u.lines, blob);
+          s.updateFile.run(u.size, u.mtimeMs, prev.id);
+        } else {
+          blob = Number(s.insertBlob.run(u.sha256, u.language, parsed, u.lines).lastInsertRowid);
+          s.insertFile.run(u.path, blob, u.size, u.mtimeMs);
+        }
+        const ids = u.symbols && u.language ? this.replaceDeclarations(blob, u.symbols, u.text) : (this.dropSymbols(blob), []);
+        if (u.text) this.replaceChunks(blob, u.text.chunks, ids);
+        else this.dropChunks(blob);
       }
     });
     run();
   }
 
-  private dropSymbols(fileId: number): void {
-    for (const r of this.stmts.symbolIdsOfFile.all(fileId) as { id: number }[]) {
-      this.stmts.deleteTrigram.run(r.id);
+  private dropSymbols(blob: number): void {
+    for (const r of this.stmts.symbolsOfBlob.all(blob) as { id: number; qlower: string }[]) {
+      this.stmts.deleteTrigram.run(r.id, r.qlower);
       this.stmts.deleteSymbolText.run(r.id);
     }
-    this.stmts.deleteSymbols.run(fileId);
+    this.stmts.deleteSymbols.run(blob);
   }
 
-  private dropChunks(fileId: number): void {
-    for (const r of this.stmts.chunkIdsOfFile.all(fileId) as { id: number }[]) this.stmts.deleteChunkText.run(r.id);
-    this.stmts.deleteChunks.run(fileId);
+  private dropChunks(blob: number): void {
+    for (const r of this.stmts.chunkIdsOfBlob.all(blob) as { id: number }[]) this.stmts.deleteChunkText.run(r.id);
+    this.stmts.deleteChunks.run(blob);
   }
 
   /**
-   * Writes a file's declarations. A declaration whose full-text input is unchanged (same key)
-   * keeps its row and full-text entries and only has its columns updated; the others are
-   * inserted, and rows left over are dropped — so an edit rewrites only what changed.
+   * Writes a blob's declarations and returns their row ids in order. A declaration whose
+   * full-text input is unchanged (same key) keeps its row and full-text entries and only has
+   * its columns updated; the others are inserted, and rows left over are dropped — so an edit
+   * rewrites only what changed.
    */
-  private replaceDeclarations(fileId: number, bytes: Uint8Array, declarations: readonly Declaration[], text: TextInput | null): void {
+  private replaceDeclarations(blob: number, symbols: readonly SymbolInput[], text: TextInput | null): number[] {
     const s = this.stmts;
-    const reusable = keyedRows(s.symbolKeysOfFile.all(fileId) as KeyedRow[]);
-    // Line numbers from one pass over the bytes.
-    const starts = lineStarts(bytes);
-    for (const [i, d] of declarations.entries()) {
-      const t = text?.declarations[i];
-      const key = t ? t[2] : null;
-      const qlower = d.qualifiedName.toLowerCase();
-      const columns = [
-        d.name, d.qualifiedName, qlower, d.name.toLowerCase(), d.kind, d.nodeKind ?? d.kind, d.facets.join(','), d.visibility,
-        d.container, d.span.start, d.span.end, d.itemSpan.start, d.itemSpan.end, lineNumberFromStarts(starts, d.span.start), key,
-      ];
-      const kept = key === null ? undefined : reusable.get(key)?.shift();
+    const old = s.symbolsOfBlob.all(blob) as Array<KeyedRow & { qlower: string }>;
+    const reusable = keyedRows(old);
+    const ids: number[] = [];
+    for (const [i, row] of symbols.entries()) {
+      const kept = reusable.get(row[1])?.shift();
       if (kept !== undefined) {
-        s.updateSymbol.run(...columns, kept);
+        s.updateSymbol.run(...row, kept);
+        ids.push(kept);
         continue;
       }
-      const info = s.insertSymbol.run(...columns, fileId);
-      s.insertTrigram.run(info.lastInsertRowid, qlower);
-      if (t) s.insertSymbolText.run(info.lastInsertRowid, t[0], t[1]);
+      const id = Number(s.insertSymbol.run(...row, blob).lastInsertRowid);
+      ids.push(id);
+      s.insertTrigram.run(id, row[2]);
+      if (text) s.insertSymbolText.run(id, text.names[i]);
     }
-    for (const ids of reusable.values()) {
-      for (const id of ids) {
-        s.deleteTrigram.run(id);
-        s.deleteSymbolText.run(id);
-        s.deleteSymbol.run(id);
+    if (reusable.size > 0) {
+      const lower = new Map(old.map((r) => [r.id, r.qlower]));
+      for (const list of reusable.values()) {
+        for (const id of list) {
+          s.deleteTrigram.run(id, lower.get(id)!);
+          s.deleteSymbolText.run(id);
+          s.deleteSymbol.run(id);
+        }
       }
     }
+    return ids;
   }
 
-  /** Writes a file's chunks, keeping the rows and full-text entries of chunks whose text is unchanged. */
-  private replaceChunks(fileId: number, chunks: TextInput['chunks']): void {
+  /** Writes a blob's chunks, keeping the rows and full-text entries of chunks whose text is unchanged. */
+  private replaceChunks(blob: number, chunks: TextInput['chunks'], symbolIds: readonly number[]): void {
     const s = this.stmts;
-    const reusable = keyedRows(s.chunkKeysOfFile.all(fileId) as KeyedRow[]);
+    const reusable = keyedRows(s.chunkKeysOfBlob.all(blob) as KeyedRow[]);
     for (const c of chunks) {
+      const owner = c.owner === null ? null : (symbolIds[c.owner] ?? null);
       const kept = reusable.get(c.key)?.shift();
       if (kept !== undefined) {
-        s.updateChunk.run(c.start, c.end, c.line, c.key, kept);
+        s.updateChunk.run(c.start, c.end, c.line, owner, c.key, kept);
         continue;
       }
-      const info = s.insertChunk.run(c.start, c.end, c.line, c.key, fileId);
+      const info = s.insertChunk.run(c.start, c.end, c.line, owner, c.key, blob);
       s.insertChunkText.run(info.lastInsertRowid, c.text);
     }
     for (const ids of reusable.values()) {
@@ -479,27 +613,25 @@ export class Store {
     const params = { glob, lower, query: q.query, len: lower.length };
     // Most names are looked up exactly: when the page lies inside the exact matches
     // (ranks 0–2), it is read through the name indexes and only the total needs the scan.
-    const exact = this.cached(
-      'exactCount',
-      `SELECT count(*) AS n FROM symbols WHERE name_lower = @lower OR qname_lower = @lower`,
-    ).get({ lower }) as { n: number };
+    const key = nameKey(lower);
+    const exact = this.cached('exactCount', `SELECT count(*) AS n FROM (${EXACT_NAME_IDS})`).get({ lower, key }) as { n: number };
     if (q.offset + q.limit <= exact.n) {
       const rows = this.cached(
         'exactPage',
         `SELECT ${SYMBOL_COLUMNS},
                 CASE WHEN s.qname = @query THEN 0 WHEN s.name = @query THEN 1 ELSE 2 END AS rank
-         FROM symbols s JOIN files f ON f.id = s.file_id
-         WHERE s.name_lower = @lower OR s.qname_lower = @lower
+         FROM ${SYMBOL_FROM}
+         WHERE s.id IN (${EXACT_NAME_IDS})
          ORDER BY rank, s.qname, f.path, s.span_start, s.id
          LIMIT @limit OFFSET @offset`,
-      ).all({ lower, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
+      ).all({ lower, key, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
       const total = this.cached(`count:${useTrigram}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
       return { total: total.n, rows };
     }
-    const key = `${useTrigram}`;
+    const mode = `${useTrigram}`;
     // One pass: candidates, rank, order and the total (a window count) together.
     const rows = this.cached(
-      `page:${key}`,
+      `page:${mode}`,
       `SELECT ${SYMBOL_COLUMNS},
               CASE WHEN s.qname = @query THEN 0
                    WHEN s.name = @query THEN 1
@@ -507,13 +639,13 @@ export class Store {
                    WHEN substr(s.qname_lower, -@len) = @lower THEN 3
                    ELSE 4 END AS rank,
               count(*) OVER () AS total
-       FROM (${candidates}) c JOIN symbols s ON s.id = c.id JOIN files f ON f.id = s.file_id
+       FROM (${candidates}) c JOIN symbols s ON s.id = c.id ${SYMBOL_JOINS}
        ORDER BY rank, s.qname, f.path, s.span_start, s.id
        LIMIT @limit OFFSET @offset`,
     ).all({ ...params, limit: q.limit, offset: q.offset }) as Array<SymbolRow & { total: number }>;
     if (rows.length > 0) return { total: rows[0].total, rows };
     // A page past the end still reports the true total.
-    const count = this.cached(`count:${key}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
+    const count = this.cached(`count:${mode}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
     return { total: count.n, rows: [] };
   }
 
@@ -535,17 +667,16 @@ export class Store {
 
   /**
    * A read transaction on a second connection: WAL keeps what it sees fixed while this
-   * store keeps committing (a change reads the indexed bytes of files its hooks rewrote).
+   * store keeps committing (a change learns what the index held of files its hooks rewrote).
    */
   readSnapshot(): StoreSnapshot {
     const db = new Database(this.db.name, { readonly: true, fileMustExist: true });
     db.exec('BEGIN');
     db.prepare('SELECT count(*) AS n FROM files').get(); // the snapshot starts at the first read
-    const bytes = db.prepare('SELECT c.bytes AS bytes FROM files f JOIN contents c ON c.file_id = f.id WHERE f.path = ?');
+    const file = db.prepare('SELECT b.sha256, b.lines FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?');
     return {
-      bytes(path: string): Buffer | null {
-        const row = bytes.get(path) as { bytes: Buffer } | undefined;
-        return row ? Buffer.from(row.bytes) : null;
+      file(path: string): { sha256: string; lines: number } | null {
+        return (file.get(path) as { sha256: string; lines: number } | undefined) ?? null;
       },
       close(): void {
         try {
@@ -563,7 +694,7 @@ export class Store {
 }
 
 export interface StoreSnapshot {
-  /** The stored bytes of a file as of the snapshot, or null when it held none. */
-  bytes(path: string): Buffer | null;
+  /** The digest and line count the index held for a file as of the snapshot, or null when it held none. */
+  file(path: string): { sha256: string; lines: number } | null;
   close(): void;
 }

@@ -12,18 +12,21 @@ function camelParts(word: string): string[] {
   return word.match(CAMEL) ?? [];
 }
 
+/**
+ * A whole run of letters and digits that has more than one camel part: exactly the runs holding
+ * a case or digit transition (`aB`, `ABc`, `a1`, `1a`). Matching only those skips the match
+ * objects of every plain word, which is most of the text.
+ */
+const SPLIT_WORD = /(?<![A-Za-z0-9])[A-Za-z0-9]*?(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]|[0-9][A-Za-z])[A-Za-z0-9]*/g;
+
 /** Text as the full-text index should see it: original words plus camelCase parts. */
 export function indexText(text: string): string {
   let out = '';
   let last = 0;
-  for (const m of text.matchAll(IDENT)) {
-    const word = m[0];
-    const parts = camelParts(word);
-    if (parts.length > 1) {
-      const end = m.index + word.length;
-      out += text.slice(last, end) + ' ' + parts.join(' ') + ' ';
-      last = end;
-    }
+  for (const m of text.matchAll(SPLIT_WORD)) {
+    const end = m.index + m[0].length;
+    out += text.slice(last, end) + ' ' + camelParts(m[0]).join(' ') + ' ';
+    last = end;
   }
   return last === 0 ? text : out + text.slice(last);
 }
@@ -82,13 +85,11 @@ export interface Chunk {
 const CHUNK_LINES = 40;
 const CHUNK_BYTES = 4096;
 
-/** Splits a file into line-aligned chunks of at most 40 lines or about 4 KiB. */
-export function chunkLines(bytes: Uint8Array): Chunk[] {
+/** Splits `[start, end)` (line-aligned) into chunks of at most 40 lines or about 4 KiB; `line` is the line of `start`. */
+function chunkLines(bytes: Uint8Array, start = 0, end = bytes.length, line = 1): Chunk[] {
   const chunks: Chunk[] = [];
-  let start = 0;
-  let line = 1;
   let lines = 0;
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = start; i < end; i++) {
     if (bytes[i] !== 0x0a) continue;
     lines++;
     if (lines >= CHUNK_LINES || i + 1 - start >= CHUNK_BYTES) {
@@ -98,9 +99,67 @@ export function chunkLines(bytes: Uint8Array): Chunk[] {
       lines = 0;
     }
   }
-  if (start < bytes.length) chunks.push({ start, end: bytes.length, line });
+  if (start < end) chunks.push({ start, end, line });
   return chunks;
 }
 
-/** Declaration text kept in the full-text index (a large class's tail adds little signal). */
-export const DECLARATION_TEXT_MAX = 8192;
+/** The start of the line holding `offset`. */
+function lineStartOf(bytes: Uint8Array, offset: number): number {
+  return offset <= 0 ? 0 : bytes.lastIndexOf(0x0a, offset - 1) + 1;
+}
+
+/** The end of the line holding the byte before `offset`, its newline included. */
+function lineEndOf(bytes: Uint8Array, offset: number): number {
+  if (offset <= 0) return 0;
+  const nl = bytes.indexOf(0x0a, offset - 1);
+  return nl < 0 ? bytes.length : nl + 1;
+}
+
+/**
+ * Line-aligned chunks that follow declarations: each declaration's lines (nested declarations
+ * cut out) form runs of their own, owned by it, and the lines outside every declaration form
+ * runs owned by none; each run is then split by `chunkLines`. The owner of a run is the
+ * innermost declaration whose lines cover it (declarations come in source order).
+ */
+/**
+ * A 53-bit key of a lowercased qualified name (two FNV-1a hashes): the store indexes this
+ * integer instead of the name's text, a third of the size, and checks the name itself after.
+ */
+export function nameKey(lower: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < lower.length; i++) {
+    const c = lower.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x811c9dc5) + i;
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+}
+
+export function declarationChunks(bytes: Uint8Array, declarations: readonly { span: { start: number; end: number } }[]): Array<Chunk & { owner: number | null }> {
+  if (declarations.length === 0) return chunkLines(bytes).map((c) => ({ ...c, owner: null }));
+  const ranges = declarations.map((d) => ({ start: lineStartOf(bytes, d.span.start), end: lineEndOf(bytes, d.span.end) }));
+  const cuts = new Set<number>([0, bytes.length]);
+  for (const r of ranges) {
+    cuts.add(r.start);
+    cuts.add(r.end);
+  }
+  const points = [...cuts].sort((a, b) => a - b);
+  // Declarations by line start (stable, so a later one on the same line is the inner one).
+  const order = ranges.map((_, i) => i).sort((a, b) => ranges[a].start - ranges[b].start || a - b);
+  const open: number[] = [];
+  const out: Array<Chunk & { owner: number | null }> = [];
+  let next = 0;
+  let line = 1;
+  for (let p = 0; p + 1 < points.length; p++) {
+    const [a, b] = [points[p], points[p + 1]];
+    while (next < order.length && ranges[order[next]].start <= a) open.push(order[next++]);
+    // Closed declarations leave the stack; one that does not cover `a` is never the owner.
+    for (let i = open.length - 1; i >= 0; i--) if (ranges[open[i]].end <= a) open.splice(i, 1);
+    let owner: number | null = null;
+    for (let i = open.length - 1; i >= 0 && owner === null; i--) if (ranges[open[i]].end >= b) owner = open[i];
+    for (const c of chunkLines(bytes, a, b, line)) out.push({ ...c, owner });
+    for (let i = a; i < b; i++) if (bytes[i] === 0x0a) line++;
+  }
+  return out;
+}

@@ -7,14 +7,13 @@ import { SERVER_REQUEST_BYTES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { createMcpServer } from './server.ts';
 import type { ToolServices } from './tools.ts';
+import { MCP_PATH } from './wire.ts';
 
 // `rift server`'s transport (reference G.5): MCP over Streamable HTTP on 127.0.0.1, one MCP
 // session per connected client, every request authenticated by the lock's bearer token and
 // checked against DNS rebinding (only loopback `Host` values, no foreign `Origin`) before the
 // SDK sees it. Beside `/mcp` it answers `/status` (who is connected, index state, memory) and
 // `/shutdown`, both under the same token.
-
-export const MCP_PATH = '/mcp';
 
 export interface ClientRecord {
   session: string;
@@ -92,6 +91,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 export class WorkspaceHttpServer {
   private readonly sessions = new Map<string, { transport: StreamableHTTPServerTransport; record: ClientRecord }>();
   private readonly startedAt = Date.now();
+  private inflight = 0;
 
   private constructor(
     private readonly http: HttpServer,
@@ -116,8 +116,9 @@ export class WorkspaceHttpServer {
     return self;
   }
 
-  get clientCount(): number {
-    return this.sessions.size;
+  /** Requests being answered now (an idle server is one with none for the idle period). */
+  get busy(): boolean {
+    return this.inflight > 0;
   }
 
   status(): ServerStatus {
@@ -142,6 +143,14 @@ export class WorkspaceHttpServer {
       return;
     }
     this.opts.onActivity();
+    // A request being answered keeps the server busy; a notification stream (GET) does not.
+    if (req.method !== 'GET') {
+      this.inflight++;
+      res.once('close', () => {
+        this.inflight--;
+        this.opts.onActivity();
+      });
+    }
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/status' && req.method === 'GET') return sendJson(res, 200, this.status());
     if (path === '/shutdown' && req.method === 'POST') {

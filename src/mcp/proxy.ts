@@ -11,8 +11,7 @@ import { log } from '../core/log.ts';
 import { changeOutcomeUnknown, toErrorData } from './errors.ts';
 import type { ServerLock } from './lock.ts';
 import { failureKind } from './remote.ts';
-import { TOOLS } from './tools.ts';
-import { ensureServer, serverUrl, stopServer } from './workspace-server.ts';
+import { ensureServer, serverUrl, stopServer } from './discovery.ts';
 
 // `rift mcp` as a thin proxy (reference G.5): stdio MCP from the client is forwarded message by
 // message to the workspace's `rift server` over Streamable HTTP, and every answer comes back
@@ -22,7 +21,8 @@ import { ensureServer, serverUrl, stopServer } from './workspace-server.ts';
 
 /** Methods that only read: resent once after the server restarts. */
 const READ_METHODS = new Set(['ping', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'completion/complete']);
-const READ_TOOLS = new Set(TOOLS.filter((t) => t.phase === 'read').map((t) => t.name));
+/** The read tools (`phase: 'read'` in the tool table, which this module does not load: the proxy stays small). */
+export const READ_TOOLS: ReadonlySet<string> = new Set(['get_symbol', 'search', 'nodes']);
 
 function resendable(m: JSONRPCRequest): boolean {
   if (READ_METHODS.has(m.method)) return true;

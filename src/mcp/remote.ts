@@ -4,10 +4,10 @@ import { capabilityUnavailable, isRiftError, type RiftError } from '../core/erro
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ChangeApi, ReadApi, SearchApi } from '../services/api.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
-import { TRUSTED_HOOKS_META } from './server.ts';
+import { TRUSTED_HOOKS_META } from './wire.ts';
 import { fromWireError } from './errors.ts';
 import type { ServerLock } from './lock.ts';
-import { serverUrl } from './workspace-server.ts';
+import { serverUrl } from './discovery.ts';
 
 // The workspace server's tools as the services' call surfaces, for a rift process that is not
 // the server (the agent): each method is one MCP tool call, its structured result returned as

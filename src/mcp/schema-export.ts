@@ -1,5 +1,7 @@
 import { canonicalJson } from '../protocol/canonical.ts';
-import { SERVER_INSTRUCTIONS, servedTools } from './server.ts';
+import { SERVER_INSTRUCTIONS, servedResources, servedTools } from './server.ts';
+import { RESOURCES } from './resources.ts';
+import { jsonSchema } from './tools.ts';
 
 /** The exported document `docs/mcp.json`: the served tool list, sorted by name, canonical JSON. */
 export function schemaDocument(): string {
@@ -10,6 +12,14 @@ export function schemaDocument(): string {
       description: t.description,
       input_schema: t.inputSchema,
       output_schema: t.outputSchema,
+    })),
+    resources: RESOURCES.map((r) => ({
+      uri: r.uri,
+      name: r.name,
+      description: r.description,
+      uri_template: r.template,
+      mime_type: servedResources().resources.find((x) => x.uri === r.uri)!.mimeType,
+      schema: jsonSchema(r.schema, 'output'),
     })),
   });
 }

@@ -1,27 +1,30 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { invalidField } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import { parseInput } from '../protocol/validate.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
 import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
+import { TRUSTED_HOOKS_META } from './wire.ts';
+import { RESOURCES, RESOURCE_MIME_TYPE, resolveResourceUri } from './resources.ts';
 import { wireError } from './errors.ts';
 
 // The MCP transport: the tool table over the SDK's low-level Server, so a failure reaches
 // the wire as a JSON-RPC error carrying ErrorData (the high-level McpServer drops `data`).
 
 export const SERVER_INSTRUCTIONS =
-  'Read the current workspace by meaning: search ranks declarations and files for words or identifiers, ' +
+  'Read the current workspace by meaning: search ranks declarations and files for words or identifiers and walks the relationship graph (traversal: callers, callees, paths), ' +
   'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position. ' +
+  'Resources: rift://map orients (languages, modules, hubs, entry points, docs), rift://workspace lists configuration and sources, rift://logs reads the server\'s diagnostics. ' +
   'Change it only through witnessed, atomic edits: replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node, patch and move_file ' +
   'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged.';
-
-/**
- * The `_meta` key a caller sets to run the workspace's hooks only when they are the list it
- * trusts (see `ChangeOptions.trustedHooks`); it can only skip hooks, never add any.
- */
-export const TRUSTED_HOOKS_META = 'rift/trusted-hooks';
 
 function changeOptions(meta: Record<string, unknown> | undefined): ChangeOptions {
   const trusted = meta?.[TRUSTED_HOOKS_META];
@@ -37,11 +40,40 @@ export function servedTools(): Array<{ name: string; description: string; inputS
   }));
 }
 
+/** The served resources and templates, as resources/list and resources/templates/list answer. */
+export function servedResources() {
+  return {
+    resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: RESOURCE_MIME_TYPE })),
+    resourceTemplates: RESOURCES.filter((r) => r.template !== null).map((r) => ({
+      uriTemplate: r.template!,
+      name: `${r.name} page`,
+      description: `${r.description} page_index selects a zero-based page.`,
+      mimeType: RESOURCE_MIME_TYPE,
+    })),
+  };
+}
+
 export function createMcpServer(services: ToolServices, version: string): Server {
   const server = new Server(
     { name: 'rift', version },
-    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: {} }, instructions: SERVER_INSTRUCTIONS },
   );
+  const { resources, resourceTemplates } = servedResources();
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const started = performance.now();
+    try {
+      const { def, pageIndex } = resolveResourceUri(request.params.uri);
+      const body = await def.read(services.resources, pageIndex);
+      log('debug', 'mcp.read', 'resource answered', { resource: def.name, elapsed_ms: Math.round(performance.now() - started) });
+      return { contents: [{ uri: request.params.uri, mimeType: RESOURCE_MIME_TYPE, text: JSON.stringify(body) }] };
+    } catch (err) {
+      const wire = wireError(err, 'read');
+      log('info', 'mcp.read', 'resource read failed', { code: (wire as Error & { data: { code: string } }).data.code });
+      throw wire;
+    }
+  });
   const tools = servedTools();
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

@@ -4,6 +4,7 @@ import type { ReadService } from '../services/read-service.ts';
 import type { SearchService } from '../services/search-service.ts';
 import { SearchInput, SearchResult } from '../protocol/search.ts';
 import type { Phase } from '../core/errors.ts';
+import type { ResourceServices } from './resources.ts';
 import type { ChangeOptions, ChangeService } from '../services/change-service.ts';
 import {
   ChangeResult,
@@ -24,6 +25,8 @@ export interface ToolServices {
   read: ReadService;
   search: SearchService;
   change: ChangeService;
+  /** What the resources read (rift://map, rift://workspace, rift://logs). */
+  resources: ResourceServices;
 }
 
 export interface ToolDefinition {

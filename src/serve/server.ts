@@ -2,7 +2,7 @@ import type { Agent } from '../agent/loop/agent.ts';
 import type { Approval } from '../agent/policy/approval.ts';
 import type { AgentConfig } from '../agent/base/config.ts';
 import type { AskRequest, Gate, ReviewDecision, ReviewRequest } from '../agent/policy/gate.ts';
-import { buildRoute } from '../agent/providers/routing.ts';
+import { discoverModels } from '../agent/providers/discovery.ts';
 import { Session } from '../agent/session/session.ts';
 import { zeroStats, type AgentEvent } from '../agent/base/types.ts';
 import { TRUST_CHOICES, trustAnswered, type TrustRequest } from '../agent/extensions/project-trust.ts';
@@ -19,7 +19,6 @@ export const UNKNOWN_CMD = `unknown cmd (expected ${COMMANDS.join('/')})`;
 export const BUSY_PROMPT = 'turn in progress — cancel it or wait for done';
 export const BUSY_UNDO = 'turn in progress — cancel it or wait before undoing';
 export const BUSY_MODEL = 'turn in progress — cancel it or wait before switching models';
-export const PROBE_TIMEOUT_MS = 2500;
 
 export type Wire = Record<string, unknown> & { event: string };
 export type Out = (e: Wire) => void;
@@ -288,31 +287,9 @@ export class ServeSession {
     });
   }
 
-  /** Every reachable model: the default host's list, then each provider's, duplicates removed (A.14). */
+  /** Every reachable model (A.14); `current` is read after discovery, so a switch during it shows. */
   private async listModels(): Promise<void> {
-    const cfg = this.o.config;
-    const env = this.o.env ?? process.env;
-    const names = new Set(Object.keys(cfg.providers));
-    const current = this.o.agent.route.address;
-    const prefix = current.includes('/') ? current.slice(0, current.indexOf('/')) : '';
-    if (prefix === 'openai' && !cfg.providers.openai) names.add('openai');
-    const probe = async (addr: string, host: string, withPrefix: string) => {
-      const ctl = new AbortController();
-      const timer = setTimeout(() => ctl.abort(), PROBE_TIMEOUT_MS);
-      try {
-        // A provider this build cannot speak (or a bad entry) is skipped like an unreachable one.
-        const route = buildRoute(addr, { host, providers: cfg.providers }, env);
-        const list = await route.provider.tags(ctl.signal);
-        return list.map((m) => (withPrefix ? `${withPrefix}/${m}` : m));
-      } catch {
-        return [];
-      } finally {
-        clearTimeout(timer);
-      }
-    };
-    // Each probe answers [] on any failure, so this never rejects.
-    const lists = await Promise.all([probe('probe', cfg.host, ''), ...[...names].sort().map((name) => probe(`${name}/probe`, cfg.host, name))]);
-    const models = [...new Set(lists.flat())];
+    const models = await discoverModels(this.o.config, this.o.agent.route.address, this.o.env ?? process.env);
     this.emit({ event: 'models', models, current: this.o.agent.route.address });
   }
 

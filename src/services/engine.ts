@@ -1,8 +1,6 @@
-import { realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { RiftError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import { ConfigLoader } from '../config/loader.ts';
+import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
@@ -11,6 +9,8 @@ import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
 import { ChangeService } from './change-service.ts';
+import { MapService } from './map-service.ts';
+import { registryEngineStates, WorkspaceService } from './workspace-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -30,6 +30,9 @@ export class Engine {
     readonly change: ChangeService,
     /** The language engines (LSP); `engines.states()` is each language's engine state. */
     readonly engines: EngineRegistry,
+    readonly gate: ReadGate,
+    readonly map: MapService,
+    readonly workspace: WorkspaceService,
   ) {}
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
@@ -49,6 +52,9 @@ export class Engine {
       new SearchService(root, gate, indexer),
       new ChangeService(root, config, indexer, engines),
       engines,
+      gate,
+      new MapService(root, indexer),
+      new WorkspaceService(config, indexer, registryEngineStates(engines)),
     );
     if (options.watch) await indexer.watch();
     return engine;
@@ -68,20 +74,8 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    this.map.close();
     await this.engines.close();
     await this.indexer.close();
-  }
-}
-
-export function canonicalRoot(workspace: string): string {
-  const abs = resolve(workspace);
-  try {
-    if (!statSync(abs).isDirectory()) throw new Error('not a directory');
-    return realpathSync(abs);
-  } catch {
-    throw new RiftError('resource_not_found', [
-      ['workspace', workspace],
-      ['requires', 'an existing directory'],
-    ]);
   }
 }

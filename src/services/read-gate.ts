@@ -8,8 +8,8 @@ import type { ReadWarning } from '../protocol/common.ts';
 import type { Indexer } from '../index/indexer.ts';
 
 // What every read does before and after it answers: the configuration gate, revision
-// admission, waiting for the index built under the accepted configuration, and the
-// freshness warning.
+// admission, waiting for the index built under the accepted configuration (or, during a long
+// build, for its first stored files), and the freshness warning.
 
 const REVISION_ID = /^[A-Za-z0-9._/-]+$/;
 
@@ -44,6 +44,17 @@ export class ReadGate {
       }
       throw capabilityUnavailable('revision reads');
     }
+    // A long cold build lets reads in once its first files are stored (they warn stale_index).
+    await this.indexer.readable(accepted.config);
+    return accepted.config;
+  }
+
+  /**
+   * Waits for the whole index under the accepted configuration. Resources carry no warnings, so
+   * unlike tool reads they never answer from a long build's first stored files.
+   */
+  async admitComplete(): Promise<WorkspaceConfig> {
+    const accepted = this.config.current();
     await this.indexer.ensureBuilt(accepted.config);
     return accepted.config;
   }

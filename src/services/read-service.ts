@@ -46,8 +46,9 @@ export class ReadService {
         line: row.line,
       };
       if (include.has('source')) {
-        const f = store.file(row.path);
-        const span = f ? store.contentRange(f.id, row.span_start, row.span_end) : null;
+        // A file changed behind the index has no source here: its spans describe bytes it no
+        // longer holds, and the drift makes the result warn `stale_index`.
+        const span = store.indexedRange(row.path, row.span_start, row.span_end);
         if (span) {
           hit.node = {
             id: nodeId(row.language, row.path, row.span_start, row.span_end, digest8(span)),
@@ -88,9 +89,21 @@ export class ReadService {
       const reason = leftOutReason(this.root, input.path, store.skippedFile(input.path)?.reason, selection.config.source.max_file_bytes);
       if (reason) throw new RiftError('content_unavailable', [['path', input.path], ['reason', reason]]);
     }
-    const bytes = file && language ? store.content(file.id) : null;
-    if (!file || !bytes || !language) {
-      throw new RiftError('resource_not_found', [['path', input.path]]);
+    if (!file && language && this.indexer.building && existsSync(join(this.root, input.path))) {
+      throw new RiftError('temporarily_unavailable', [
+        ['path', input.path],
+        ['reason', 'the index is still being built and has not reached this file'],
+      ]);
+    }
+    if (!file || !language) throw new RiftError('resource_not_found', [['path', input.path]]);
+    const bytes = store.indexedBytes(input.path);
+    if (!bytes) {
+      // The file changed behind the index, which now re-reads it: no node can be given for
+      // bytes the index does not hold, and the old ones are never served.
+      throw new RiftError('temporarily_unavailable', [
+        ['path', input.path],
+        ['reason', 'stale_index: the file changed on disk since it was indexed and is being re-indexed'],
+      ]);
     }
     const declarations = store.symbolsOfFile(input.path);
     const nodes: Node[] = nodesAt(language as LanguageId, bytes, input.position).map((n) => {
@@ -121,7 +134,15 @@ const SKIP_REASONS: Readonly<Record<string, string>> = {
   unreadable: 'the file could not be read',
   non_nfc: 'its name on disk is not Unicode NFC; rename it to its NFC form',
   nfc_collision: 'more than one name on disk normalizes (NFC) to this path',
+  symlink: 'it is a symbolic link (walks never follow links)',
+  not_regular: 'it is not a regular file',
+  depth: 'it lies deeper than the workspace depth bound',
 };
+
+/** A skip reason the indexer recorded, in words. */
+export function describeSkip(reason: string): string {
+  return SKIP_REASONS[reason] ?? reason;
+}
 
 /**
  * Why an existing visible file is not in the index: what the indexer recorded, its size over

@@ -13,6 +13,7 @@ import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lan
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
 import { symbolRecord } from './read-service.ts';
+import { checkTraversal, walkTraversal, type WalkedHit } from './traversal.ts';
 
 // search: one ranked answer over declaration names, declaration sources and file
 // contents. Lanes (see index/search.ts) are fused with reciprocal-rank fusion into one
@@ -21,7 +22,7 @@ import { symbolRecord } from './read-service.ts';
 // a smaller limit is always a prefix of a larger one.
 
 type Hit = SearchResult['results'][number];
-type Lane = 'ranked' | 'name' | 'content';
+type Lane = 'ranked' | 'name' | 'content' | 'relationship';
 
 /** Reciprocal-rank fusion constant and per-lane weights. */
 const RRF_K = 60;
@@ -54,6 +55,8 @@ interface Unit {
   lanes: Set<Lane>;
   coverage: number;
   score: number;
+  /** Set when the traversal reached it. */
+  walked?: WalkedHit;
 }
 
 export class SearchService {
@@ -64,8 +67,9 @@ export class SearchService {
   ) {}
 
   async search(input: SearchInput): Promise<SearchResult> {
-    const literal = input.query.trim();
-    if (literal.length === 0) throw invalidField('query', 'empty');
+    if (input.query === undefined && input.traversal === undefined) throw invalidField('query', 'missing');
+    const literal = input.query?.trim() ?? '';
+    if (input.query !== undefined && literal.length === 0) throw invalidField('query', 'empty');
     const limit = pageLimit(input.limit, SEARCH_LIMIT_DEFAULT);
     const pageIndex = input.page_index ?? 0;
     const include = new Set(input.include ?? []);
@@ -76,6 +80,7 @@ export class SearchService {
       force: checkPatterns(input.paths?.force_include),
     };
     ReadGate.checkRevisionSpelling(input.rev);
+    const traversal = input.traversal === undefined ? null : checkTraversal(input.traversal, input.rev);
     if (input.rev !== undefined && selectors.force.length > 0) throw capabilityUnavailable('force_include at a revision');
     const config = await this.gate.admit(input.rev);
 
@@ -94,8 +99,11 @@ export class SearchService {
     const forced = selectors.force.length > 0 ? await this.forcedStore(config, selectors.force) : null;
 
     const warnings: ReadWarning[] = [];
+    // Synchronous from here: the walk and the lanes read one committed state of the store.
+    const walked = traversal === null ? null : walkTraversal(this.indexer, config, traversal, input.traversal!);
+    if (walked) warnings.push(...walked.warnings);
     const sources: Source[] = [];
-    for (const [tag, store] of [['i', this.indexer.store], ['f', forced]] as const) {
+    for (const [tag, store] of input.query === undefined ? [] : ([['i', this.indexer.store], ['f', forced]] as const)) {
       if (!store) continue;
       let ranked: Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> = { rankedSymbols: [], rankedFiles: [] };
       try {
@@ -109,6 +117,7 @@ export class SearchService {
       sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) } });
     }
     const units = fuse(sources, /\btests?\b/i.test(literal));
+    if (walked && target !== 'file') joinWalk(units, walked.hits.filter((h) => q.pathOk(h.row.path)), this.indexer.store, input.query === undefined);
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
     const results = page.map((u) => toHit(u, q.words, include));
@@ -136,10 +145,10 @@ export class SearchService {
       throw limitExceeded('paths.force_include', FORCE_INCLUDE_FILES_MAX, matched.length);
     }
     const selection = this.indexer.currentSelection();
-    const store = Store.memory();
+    const store = Store.memory(this.root);
     const updates = [];
     for (const f of matched) {
-      const outcome = runParseItem(this.root, config.source.max_file_bytes, { ...selection.item(f.path), keepContent: true });
+      const outcome = runParseItem(this.root, config.source.max_file_bytes, { ...selection.item(f.path), keepContent: true, relations: false });
       if (outcome.ok) updates.push(outcome);
     }
     store.applyBatch(updates, [], []);
@@ -219,6 +228,26 @@ function fuse(sources: readonly Source[], wantsTests: boolean): Unit[] {
   );
 }
 
+/**
+ * Adds the walk to the fused units: a symbol both lanes reached keeps its lexical place and
+ * score and gains its route; the rest follow in walk order. A pure walk scores 1 / distance.
+ */
+function joinWalk(units: Unit[], hits: readonly WalkedHit[], store: Store, pure: boolean): void {
+  const index = new Map(units.filter((u) => u.key.startsWith('i:symbol:')).map((u) => [u.symbol!.id, u]));
+  for (const h of hits) {
+    const u = index.get(h.row.id);
+    if (u) {
+      u.lanes.add('relationship');
+      u.walked = h;
+      continue;
+    }
+    units.push({
+      key: `i:symbol:${h.row.id}`, store, kind: 'symbol', symbol: h.row, lanes: new Set(['relationship']),
+      coverage: 0, score: pure ? 1 / h.distance : 0, walked: h,
+    });
+  }
+}
+
 function pathOf(u: Unit): string {
   return u.symbol?.path ?? u.file!.path;
 }
@@ -230,7 +259,7 @@ function startOf(u: Unit): number {
 const utf8 = new TextDecoder('utf-8');
 
 function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string>): Hit {
-  const matched_by = (['ranked', 'name', 'content'] as const).filter((l) => u.lanes.has(l));
+  const matched_by = (['ranked', 'name', 'content', 'relationship'] as const).filter((l) => u.lanes.has(l));
   let hit: Hit;
   if (u.symbol) {
     const row = u.symbol;
@@ -244,18 +273,22 @@ function toHit(u: Unit, words: readonly QueryWord[], include: ReadonlySet<string
   } else {
     const file = u.file!;
     // Only the best chunk is read, not the whole file.
-    const chunk = u.literal ? null : u.store.contentRange(file.fileId, file.start, file.end);
+    const chunk = u.literal ? null : u.store.indexedRange(file.path, file.start, file.end);
     const at = u.literal ?? (chunk ? bestLine(chunk, file, words) : file);
     const target: Hit['hit'] = { target: 'file', size: file.size };
     if (file.language) target.languages = [file.language];
     hit = { hit: target, matched_by, range: { start: at.start, end: at.end }, line: at.line, path: file.path };
   }
   if (include.has('source')) {
-    const fileId = u.symbol ? u.store.file(u.symbol.path)?.id : u.file!.fileId;
-    const bytes = fileId === undefined ? null : u.store.contentRange(fileId, hit.range.start, hit.range.end);
+    // A file changed behind the index serves no source: the result warns `stale_index` instead.
+    const bytes = u.store.indexedRange(hit.path, hit.range.start, hit.range.end);
     hit.source = bytes ? utf8.decode(bytes) : '';
   }
   if (include.has('score')) hit.score = u.score;
+  if (u.walked) {
+    hit.traversal_path = u.walked.path;
+    hit.distance = u.walked.distance;
+  }
   return hit;
 }
 

@@ -26,9 +26,14 @@ const EXTRACTORS: Record<LanguageId, (tree: Tree, source: SourceText) => Declara
  */
 export function extractDeclarations(language: LanguageId, bytes: Uint8Array): FileSyntax {
   return withTree(language, bytes, (tree, source) => ({
-    declarations: EXTRACTORS[language](tree, source),
+    declarations: declarationsOfTree(language, tree, source),
     hasErrors: tree.rootNode.hasError,
   }));
+}
+
+/** Declarations of an already parsed tree (for callers that read more from the same parse). */
+export function declarationsOfTree(language: LanguageId, tree: Tree, source: SourceText): Declaration[] {
+  return EXTRACTORS[language](tree, source);
 }
 
 /**

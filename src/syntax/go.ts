@@ -117,9 +117,12 @@ export function goDeclarations(tree: Tree, source: SourceText): Declaration[] {
 
 /** The receiver's type name without pointer or type arguments (`(s *Server[T])` → `Server`). */
 function receiverType(method: Node): string | null {
-  const list = method.childForFieldName('receiver');
-  const param = list?.firstNamedChild;
-  let t = param?.childForFieldName('type') ?? null;
+  const t = method.childForFieldName('receiver')?.firstNamedChild?.childForFieldName('type') ?? null;
+  return goTypeName(t) ?? (t === null ? null : compact(t.text) || null);
+}
+
+/** The named type a type expression reaches: `T`, `*T`, `pkg.T`, `T[K]`. */
+export function goTypeName(t: Node | null): string | null {
   while (t !== null) {
     switch (t.type) {
       case 'pointer_type':
@@ -131,8 +134,10 @@ function receiverType(method: Node): string | null {
         break;
       case 'type_identifier':
         return t.text;
+      case 'qualified_type':
+        return compact(t.text);
       default:
-        return compact(t.text) || null;
+        return null;
     }
   }
   return null;

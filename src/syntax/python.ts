@@ -11,7 +11,7 @@ import type { Declaration } from './types.ts';
 const WALKED = ['function_definition', 'class_definition', 'yield', 'lambda'];
 
 const CONSTANT = /^_*[A-Z][A-Z0-9_]*$/;
-const MAIN_GUARD = /^__name__==(['"])__main__\1$|^(['"])__main__\2==__name__$/;
+export const MAIN_GUARD = /^__name__==(['"])__main__\1$|^(['"])__main__\2==__name__$/;
 const TEST_NAME = /^test(?:_|[A-Z0-9]|$)/;
 
 export function pythonDeclarations(tree: Tree, source: SourceText): Declaration[] {

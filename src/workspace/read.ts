@@ -12,8 +12,22 @@ import { underFloor } from '../core/path.ts';
 export type ReadFailure = 'missing' | 'too_large' | 'not_utf8' | 'nul_byte' | 'symlink' | 'not_regular' | 'unreadable';
 
 export type ReadOutcome =
-  | { ok: true; bytes: Uint8Array; /** full hex, internal only */ sha256: string; mtimeMs: number }
+  | {
+      ok: true;
+      bytes: Uint8Array;
+      /** full hex, internal only */
+      sha256: string;
+      mtimeMs: number;
+      /** Inode, size and nanosecond mtime and ctime, equal before and after the read (see `readSpanSync`). */
+      stamp: string | null;
+    }
   | { ok: false; reason: ReadFailure };
+
+/** What identifies one state of a file's bytes: any write or replacement changes it. */
+function stampOf(fd: number): string {
+  const st = fstatSync(fd, { bigint: true });
+  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
 
 /** Whether bytes can be served as source text. A NUL byte is reported before invalid UTF-8. */
 export function classifyBytes(bytes: Uint8Array): 'ok' | 'not_utf8' | 'nul_byte' {
@@ -92,13 +106,13 @@ function grow(buf: Buffer, maxFileBytes: number): Buffer {
   return next;
 }
 
-function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number): ReadOutcome {
+function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number, stamp: string | null = null): ReadOutcome {
   if (total > maxFileBytes) return { ok: false, reason: 'too_large' };
   // Unpooled memory: the bytes own their ArrayBuffer (exactly, unless the file grew while read).
   const bytes = total === buf.length ? buf : buf.subarray(0, total);
   const kind = classifyBytes(bytes);
   if (kind !== 'ok') return { ok: false, reason: kind };
-  return { ok: true, bytes, sha256: sha256Hex(bytes), mtimeMs };
+  return { ok: true, bytes, sha256: sha256Hex(bytes), mtimeMs, stamp };
 }
 
 export async function readSourceFile(root: string, path: string, maxFileBytes: number): Promise<ReadOutcome> {
@@ -171,6 +185,7 @@ export function readSourceFileSync(root: string, path: string, maxFileBytes: num
     const st = fstatSync(fd);
     const bad = statOutcome(st, maxFileBytes);
     if (bad) return bad;
+    const before = stampOf(fd);
     let buf: Buffer = Buffer.allocUnsafeSlow(st.size);
     let total = 0;
     for (;;) {
@@ -185,9 +200,47 @@ export function readSourceFileSync(root: string, path: string, maxFileBytes: num
       if (bytesRead === 0) break;
       total += bytesRead;
     }
-    return finish(buf, total, maxFileBytes, st.mtimeMs);
+    // A write during the read changes the stamp: such bytes carry none.
+    return finish(buf, total, maxFileBytes, st.mtimeMs, stampOf(fd) === before ? before : null);
   } catch (e) {
     return errnoOutcome(e);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * Bytes `[start, end)` of a file whose stamp is still `stamp` (a state whose bytes were verified
+ * before), read without reading or hashing the rest; null when the file is in another state now
+ * (or cannot be opened safely), or the range runs past its end. The stamp is checked on the open
+ * descriptor before and after the read, so the bytes come from that one state.
+ */
+export function readSpanSync(root: string, path: string, start: number, end: number, stamp: string): Uint8Array | null {
+  if (shapeFailure(path)) return null;
+  const parent = parentOf(path);
+  let fd: number;
+  try {
+    if (parent !== null && parentOutcome(realRootOfSync(root), realpathSync.native(join(root, parent)), parent)) return null;
+    fd = openSync(join(root, path), OPEN_FLAGS);
+  } catch {
+    return null;
+  }
+  try {
+    if (stampOf(fd) !== stamp) return null;
+    const out = Buffer.allocUnsafeSlow(Math.max(0, end - start));
+    let total = 0;
+    while (total < out.length) {
+      const n = readSync(fd, out, total, out.length - total, start + total);
+      if (n === 0) return null;
+      total += n;
+    }
+    return stampOf(fd) === stamp ? out : null;
+  } catch {
+    return null;
   } finally {
     try {
       closeSync(fd);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
@@ -46,7 +46,34 @@ test('rift index parses a cold tree in worker threads, then a warm start parses 
   assert.equal(edited.symbols, 239);
   assert.notEqual(edited.revision, stats.revision);
   const human = rift(['index'], root);
-  assert.match(human.stdout, /^indexed 121 files \(120 parsed, 0 re-parsed, 0 removed, 0 skipped\), 239 symbols in \d+\.\d\ds — tree [0-9a-f]{8}\n$/);
+  assert.match(
+    human.stdout,
+    /^indexed 121 files: 120 parsed for declarations \(239 symbols\), 1 stored as text only; 0 skipped \(visible but left out: .*`rift index --skipped` lists them\)\. This run re-parsed 0 changed files and removed 0, in \d+\.\d\ds — tree [0-9a-f]{8}\n$/,
+  );
+  removeWorkspace(root);
+});
+
+test('rift index --skipped lists the files left out with their reasons', () => {
+  const root = tempWorkspace({ 'a.py': 'def a(): pass\n', 'data.bin': 'x\0y', 'latin.txt': '' });
+  writeFileSync(join(root, 'latin.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+  symlinkSync('a.py', join(root, 'link.py'));
+  const r = rift(['index', '--skipped'], root);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trimEnd().split('\n');
+  assert.deepEqual(lines.slice(0, -1), [
+    'data.bin\tthe file contains a NUL byte',
+    'latin.txt\tthe file is not valid UTF-8',
+    'link.py\tit is a symbolic link (walks never follow links)',
+  ]);
+  assert.match(lines.at(-1)!, /^indexed 1 files: 1 parsed for declarations \(1 symbols\), 0 stored as text only; 3 skipped /);
+  // A warm run remembers why, without reading the files again.
+  const json = JSON.parse(rift(['index', '--json', '--skipped'], root).stdout);
+  assert.equal(json.skipped, 3);
+  assert.deepEqual(json.skippedFiles, [
+    { path: 'data.bin', reason: 'nul_byte' },
+    { path: 'latin.txt', reason: 'not_utf8' },
+    { path: 'link.py', reason: 'symlink' },
+  ]);
   removeWorkspace(root);
 });
 
@@ -100,6 +127,14 @@ test('help, version, and errors that say what to do next', () => {
   assert.equal(help.code, 0);
   assert.match(help.stdout, /rift index \[--workspace DIR\]/);
   assert.match(help.stdout, /rift mcp/);
+  assert.match(help.stdout, /rift \[--model M\] .*\n.*the terminal UI/);
+  // No command word opens the terminal UI, which needs a terminal: without one it says what to run instead.
+  for (const args of [[], ['--model', 'm', '--continue']]) {
+    const noTty = rift(args, root);
+    assert.equal(noTty.code, 2);
+    assert.match(noTty.stderr, /the terminal UI needs a terminal on stdin and stdout — run `rift -p "<prompt>"` for one headless turn, or `rift --serve` for an editor/);
+  }
+  assert.match(rift(['--continue', '--resume', 'x'], root).stderr, /--continue and --resume cannot be combined/);
   assert.match(rift(['--version'], root).stdout, /^rift \d+\.\d+\.\d+\n$/);
   const unknown = rift(['frobnicate'], root);
   assert.equal(unknown.code, 2);

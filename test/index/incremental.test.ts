@@ -19,12 +19,15 @@ test('an edited file keeps unchanged rows, rewrites moved ones and drops what le
   const engine = await Engine.open(root, { watch: false });
   const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
   const rows = () =>
-    new Map((db.prepare(`SELECT s.id, s.qname, s.line, s.span_start AS start FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = 'a.py'`).all() as Array<{ id: number; qname: string; line: number; start: number }>).map((r) => [r.qname, r]));
+    new Map((db.prepare(`SELECT s.id, s.qname, s.line, s.span_start AS start FROM symbols s JOIN files f ON f.blob_id = s.blob_id WHERE f.path = 'a.py'`).all() as Array<{ id: number; qname: string; line: number; start: number }>).map((r) => [r.qname, r]));
   const lines = async (query: string) => (await engine.search.search({ query, include: ['source'] })).results.map((h) => `${h.path}:${h.line}`).sort();
   const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
   try {
     await engine.build();
     const was = rows();
+    const ownedBy = (id: number) => (db.prepare(`SELECT id FROM chunks WHERE symbol_id = ?`).all(id) as Array<{ id: number }>).map((r) => r.id);
+    const wasOwned = { alpha: ownedBy(was.get('alpha')!.id), beta: ownedBy(was.get('beta')!.id) };
+    assert.ok(wasOwned.alpha.length > 0 && wasOwned.beta.length > 0, 'each function owns the chunk of its text');
 
     // A new function above everything shifts every offset; beta's text changes; gamma goes.
     const after = [fn('delta', 'zebrafish'), fn('alpha', 'aardvark'), filler(50, 'lemur'), fn('beta', 'narwhal'), filler(50, 'ocelot')].join('\n');
@@ -34,7 +37,11 @@ test('an edited file keeps unchanged rows, rewrites moved ones and drops what le
 
     assert.deepEqual([...now.keys()].sort(), ['alpha', 'beta', 'delta']);
     assert.equal(now.get('alpha')!.id, was.get('alpha')!.id, 'unchanged text keeps its row');
-    assert.notEqual(now.get('beta')!.id, was.get('beta')!.id, 'changed text gets a new row');
+    // A declaration's full-text input is its name; its text lives in the chunks it owns, so a
+    // changed body keeps the row and replaces the chunk.
+    assert.equal(now.get('beta')!.id, was.get('beta')!.id, 'an unchanged name keeps its row');
+    assert.deepEqual(ownedBy(now.get('alpha')!.id), wasOwned.alpha, 'an unchanged body keeps its chunk');
+    assert.notDeepEqual(ownedBy(now.get('beta')!.id), wasOwned.beta, 'a changed body gets a new chunk');
     const at = (name: string) => after.indexOf(`def ${name}(`);
     for (const name of ['alpha', 'beta', 'delta']) {
       assert.equal(now.get(name)!.start, at(name), `${name} offset`);
@@ -52,7 +59,7 @@ test('an edited file keeps unchanged rows, rewrites moved ones and drops what le
     assert.equal(count('chunks_fts'), count('chunks'));
 
     // Chunks are line-aligned: an append keeps every earlier chunk's row.
-    const chunkIds = () => (db.prepare(`SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'a.py' ORDER BY c.start`).all() as Array<{ id: number }>).map((r) => r.id);
+    const chunkIds = () => (db.prepare(`SELECT c.id FROM chunks c JOIN files f ON f.blob_id = c.blob_id WHERE f.path = 'a.py' ORDER BY c.start`).all() as Array<{ id: number }>).map((r) => r.id);
     const ids = chunkIds();
     writeFileSync(join(root, 'a.py'), `${after}\n${fn('omega', 'okapi')}`);
     await engine.indexer.refresh(['a.py']);

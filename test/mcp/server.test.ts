@@ -302,3 +302,19 @@ test('a proxy of another version refuses clearly while the running server has cl
     removeWorkspace(root);
   }
 });
+
+test('a server never idles out while it answers a request', async () => {
+  const root = tempWorkspace({ ...FILES, 'rift.toml': '[[hooks]]\nid = "slow"\nprogram = "sleep"\nrole = "validation"\narguments = ["5"]\ninclude = ["*.py"]\n' });
+  const c = await startRift(root, { RIFT_SERVER_IDLE: '1s' });
+  try {
+    const hit = (await c.call('get_symbol', { name: 'beacon' })) as { hits: Array<{ symbol: { id: string } }> };
+    const pid = lockOf(root).pid;
+    const r = (await c.call('replace_symbol', { symbol: hit.hits[0].symbol.id, body: 'def beacon():\n    return 8\n' })) as { status: string };
+    assert.equal(r.status, 'applied');
+    assert.equal(lockOf(root).pid, pid, 'the same server answered the whole 5 s change');
+  } finally {
+    await c.close();
+    rift(['server', '--stop'], root);
+    removeWorkspace(root);
+  }
+});

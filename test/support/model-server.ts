@@ -29,6 +29,9 @@ export interface Step {
   hang?: boolean;
   /** Delay before the response headers. */
   delayMs?: number;
+  /** Stop after this many chunks until `resume` settles, then write the rest (a reply paused mid-stream). */
+  pauseAt?: number;
+  resume?: Promise<void>;
   /**
    * Serve this step only to a request whose parsed body matches (agents running concurrently);
    * a request takes the first queued step it matches.
@@ -176,7 +179,8 @@ export class ScriptedModelServer {
     });
     this.open.add(res);
     res.on('close', () => this.open.delete(res));
-    for (const piece of step.chunks ?? []) {
+    for (const [i, piece] of (step.chunks ?? []).entries()) {
+      if (i === step.pauseAt && step.resume) await step.resume;
       if (res.destroyed) return;
       res.write(piece);
       if (step.gapMs) await sleep(step.gapMs);

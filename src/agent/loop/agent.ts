@@ -1,6 +1,6 @@
 import type { Approval } from '../policy/approval.ts';
 import {
-  calibrate, estimate, pruneOldOutputs, summarizeHistory, toolsOverhead, unscaledEstimate, usableBudget,
+  calibrate, estimate, pruneOldOutputs, summarizeHistory, toolsOverhead, turnStart, unscaledEstimate, usableBudget,
 } from '../session/compaction.ts';
 import type { Gate } from '../policy/gate.ts';
 import type { PostEditHooks } from '../policy/hooks.ts';
@@ -116,6 +116,8 @@ export class Agent {
   numCtx: number;
   think: boolean | undefined;
   calibration = 1;
+  /** Autosave target; a front end's /clear or /resume points it at another session. */
+  sessionPath: string | null;
   private interrupted = false;
   private busy = false;
 
@@ -125,6 +127,7 @@ export class Agent {
     this.think = opts.think;
     this.registry = ToolRegistry.standard(opts.code);
     this.tasks = opts.tasks ?? new BackgroundTasks();
+    this.sessionPath = opts.sessionPath ?? null;
     this.messages = opts.messages && opts.messages.length > 0 ? opts.messages : [{ role: 'system', content: opts.systemPrompt }];
   }
 
@@ -182,6 +185,22 @@ export class Agent {
     return pf.note;
   }
 
+  /**
+   * Replaces the conversation and its autosave target (a front end's /clear or /resume). A
+   * resumed conversation runs under this session's system prompt; the plan and the cancel note
+   * start over. The undo journal stays: file changes remain revertible.
+   */
+  resetConversation(messages: Message[] | undefined, sessionPath: string | null): void {
+    if (this.busy) throw new Error('the conversation cannot change while a turn is running');
+    const next: Message[] = messages && messages.length > 0 ? [...messages] : [{ role: 'system', content: this.opts.systemPrompt }];
+    if (next[0].role === 'system') next[0] = { role: 'system', content: this.opts.systemPrompt };
+    this.messages.splice(0, this.messages.length, ...next);
+    this.plan.length = 0;
+    this.interrupted = false;
+    this.calibration = 1;
+    this.sessionPath = sessionPath;
+  }
+
   /** Consumed by the next turn: the model is told the previous one was abandoned. */
   takeInterrupted(): boolean {
     const v = this.interrupted;
@@ -190,7 +209,7 @@ export class Agent {
   }
 
   private save(emit: EventSink): void {
-    const path = this.opts.sessionPath;
+    const path = this.sessionPath;
     if (!path) return;
     try {
       Session.save(path, { model: this.route.model, saved_at: Math.floor(Date.now() / 1000), cwd: this.opts.cwd, messages: this.messages });
@@ -199,18 +218,26 @@ export class Agent {
     }
   }
 
-  /** Two-stage compaction when the estimate is over the usable budget (B.6), reported as info events. */
-  async compact(emit: EventSink, signal: AbortSignal, when: 'before_call' | 'idle', failures?: FailureCounters, overhead = toolsOverhead(this.registry.defs())): Promise<void> {
+  /**
+   * Two-stage compaction when the estimate is over the usable budget (B.6), reported as info
+   * events. `manual` (a front end's /compact) runs both stages whatever the budget says.
+   */
+  async compact(emit: EventSink, signal: AbortSignal, when: 'before_call' | 'idle' | 'manual', failures?: FailureCounters, overhead = toolsOverhead(this.registry.defs())): Promise<void> {
     const usable = usableBudget(this.numCtx);
     const before = estimate(this.messages, overhead, this.calibration);
-    if (before <= usable) return;
+    const manual = when === 'manual';
+    if (manual && !this.messages.slice(0, turnStart(this.messages, 1)).some((m) => m.role !== 'system')) {
+      emit({ event: 'info', text: 'nothing to compact yet: the conversation has no earlier turns' });
+      return;
+    }
+    if (!manual && before <= usable) return;
     const pruned = pruneOldOutputs(this.messages);
     const after = estimate(this.messages, overhead, this.calibration);
     if (pruned > 0) {
       if (failures) failures.compact_prunes++;
       emit({ event: 'info', text: `compacted: pruned ${pruned} old outputs (~${before} → ~${after} tok, budget ${usable})` });
     }
-    if (after <= usable) return;
+    if (!manual && after <= usable) return;
     emit({ event: 'info', text: 'compacting: summarizing earlier conversation…' });
     try {
       await summarizeHistory(this.messages, { provider: this.route.provider, model: this.route.model, numCtx: this.numCtx }, usable, signal);

@@ -13,6 +13,7 @@ import { discoverPersonas, rolesAndPersonasSection, type Persona } from '../exte
 import { discoverPlugins, pluginTool, type Plugin } from '../extensions/plugins.ts';
 import { trustRequests, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
 import { hooksKey } from '../../services/change-service.ts';
+import { canonicalRoot } from '../../workspace/root.ts';
 import { compareNames, discoverSkills, skillsSection, skillTool, type Skill } from '../extensions/skills.ts';
 import { Agent } from './agent.ts';
 import { systemPrompt } from './prompt.ts';
@@ -20,7 +21,7 @@ import { createApproval, openSession, type OpenedSession } from './setup.ts';
 import { agentTool } from './subagents.ts';
 import { WorkspaceCode } from './workspace-code.ts';
 
-// One assembly of the agent for every front end (`-p`, `--serve`, and later the TUI and ACP):
+// One assembly of the agent for every front end (`-p`, `--serve`, the TUI, and later ACP):
 // configuration, the model route and its preflight, the session, approval, extensions (skills,
 // plugins, personas, sub-agents), post-edit hooks, the bash sandbox, and the code tools once the
 // engine opens. Front ends differ only in their gate, their approval default and how they word a
@@ -264,7 +265,6 @@ export class AgentAssembly {
    */
   async openCode(cwd: string): Promise<void> {
     try {
-      const { canonicalRoot } = await import('../../services/engine.ts');
       const root = canonicalRoot(cwd);
       const workspace = await WorkspaceCode.open(root, this.version, () => ({ trustedHooks: this.trustedHooks(root) }));
       this.workspace = workspace;

@@ -1,7 +1,7 @@
 import { log } from '../../core/log.ts';
 import { changeOutcomeUnknown } from '../../mcp/errors.ts';
 import { connectRemote, failureKind } from '../../mcp/remote.ts';
-import { findServer } from '../../mcp/workspace-server.ts';
+import { findServer } from '../../mcp/discovery.ts';
 import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
 import type { ChangeOptions } from '../../services/change-service.ts';
 import type { EngineRegistry } from '../../engine/registry.ts';

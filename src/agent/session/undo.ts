@@ -37,6 +37,12 @@ export class UndoJournal {
     return this.turns.some((t) => t.prior.size > 0);
   }
 
+  /** What the next undo would restore: the prior state of each file of the most recent turn that changed files. */
+  peek(): ReadonlyMap<string, Uint8Array | null> | null {
+    for (let i = this.turns.length - 1; i >= 0; i--) if (this.turns[i].prior.size > 0) return this.turns[i].prior;
+    return null;
+  }
+
   /**
    * Restores the most recent turn that changed files and consumes it, so repeated undos walk
    * back. Returns null when nothing is tracked.

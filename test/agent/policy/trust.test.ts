@@ -7,7 +7,7 @@ import { gatedChanges, loadAgentConfig, mergeConfig } from '../../../src/agent/b
 import { discoverPlugins } from '../../../src/agent/extensions/plugins.ts';
 import { trustAnswered, trustRequests, workspaceHooks } from '../../../src/agent/extensions/project-trust.ts';
 import { hooksKey } from '../../../src/services/change-service.ts';
-import { TRUSTED_HOOKS_META } from '../../../src/mcp/server.ts';
+import { TRUSTED_HOOKS_META } from '../../../src/mcp/wire.ts';
 import { startRift } from '../../helpers/mcp.ts';
 import { PermissionRules } from '../../../src/agent/policy/permissions.ts';
 import { TrustStore } from '../../../src/agent/policy/trust.ts';

@@ -263,4 +263,32 @@ describe('agent context: estimate, compaction, guides', () => {
     assert.equal(saved.model, 'test-model');
     rmSync(d, { recursive: true, force: true });
   });
+
+  it('resetConversation swaps the conversation and its autosave target under the current system prompt; refused mid-turn', async () => {
+    const d = tempDir();
+    const first = Session.reserve(d);
+    const h = harness({ sessionPath: first, systemPrompt: 'current prompt' });
+    server.script(ollamaReply({ content: 'a1' }), ollamaReply({ content: 'a2' }));
+    await h.run('q1');
+    h.agent.plan.push({ text: 'step', done: false });
+    const second = Session.reserve(d, Date.now() + 5000);
+    const resumed: Message[] = [{ role: 'system', content: 'stale prompt' }, { role: 'user', content: 'old q' }, { role: 'assistant', content: 'old a' }];
+    h.agent.resetConversation(resumed, second);
+    assert.deepEqual(h.agent.messages, [{ role: 'system', content: 'current prompt' }, { role: 'user', content: 'old q' }, { role: 'assistant', content: 'old a' }]);
+    assert.equal(resumed[0].content, 'stale prompt', "the caller's list is not mutated");
+    assert.deepEqual(h.agent.plan, []);
+    await h.run('q2');
+    assert.equal(JSON.parse(readFileSync(second, 'utf8')).messages.length, 5, 'the turn saves to the new target');
+    assert.equal(JSON.parse(readFileSync(first, 'utf8')).messages.at(-1).content, 'a1', 'the old session is left as it was');
+    h.agent.resetConversation(undefined, null);
+    assert.deepEqual(h.agent.messages, [{ role: 'system', content: 'current prompt' }]);
+    server.script({ chunks: [JSON.stringify({ model: 'm', message: { role: 'assistant', content: 'x' }, done: false }) + '\n'], hang: true });
+    const ctl = new AbortController();
+    const running = h.run('q3', ctl.signal);
+    while (!h.events.some((e) => e.event === 'content' && e.text === 'x')) await new Promise((r) => setTimeout(r, 5));
+    assert.throws(() => h.agent.resetConversation(undefined, null), /cannot change while a turn is running/);
+    ctl.abort();
+    await running;
+    rmSync(d, { recursive: true, force: true });
+  });
 });

@@ -1,0 +1,356 @@
+import type Database from 'better-sqlite3';
+import type { FileRelations } from '../../syntax/relations/types.ts';
+import type { Declaration } from '../../syntax/types.ts';
+
+// The relationship graph's tables in `.rift/rift.db`, beside (never inside) the store's own:
+// per file, the facts its parse recorded (imports, member types, references, declared names);
+// and the resolved edges between declarations, each tied to the reference that produced it.
+// Declarations are graph nodes named by (path, qualified name), independent of the store's row
+// ids, so a re-parse that keeps a declaration keeps every edge to it.
+
+// Bumped when the recorded facts change shape or meaning: the graph is then rebuilt from the tree.
+const GRAPH_SCHEMA = '2';
+
+export interface RefRow {
+  id: number;
+  file_id: number;
+  path: string;
+  language: string;
+  from_qname: string;
+  kind: string;
+  name: string;
+  receiver: string;
+  text: string | null;
+}
+
+export interface ImportRow {
+  local: string;
+  module: string;
+  imported: string | null;
+  reexport: number;
+}
+
+/** A declaration as resolution sees it. */
+export interface DeclRow {
+  fileId: number;
+  path: string;
+  language: string;
+  name: string;
+  qname: string;
+  kind: string;
+  container: string | null;
+  facets: string;
+}
+
+export interface EdgeRow {
+  src: number;
+  dst: number;
+  kind: string;
+  derivation: string;
+}
+
+export interface NodeRow {
+  id: number;
+  path: string;
+  qname: string;
+}
+
+/** The facts of one parsed file, as the graph records them. */
+export interface FileFacts {
+  path: string;
+  language: string;
+  sha256: string;
+  declarations: ReadonlyArray<Pick<Declaration, 'name' | 'qualifiedName' | 'kind' | 'container' | 'facets'>>;
+  relations: FileRelations;
+}
+
+export class GraphStore {
+  private readonly stmts: ReturnType<GraphStore['prepare']>;
+
+  constructor(readonly db: Database.Database) {
+    GraphStore.migrate(db);
+    this.stmts = this.prepare();
+  }
+
+  private static migrate(db: Database.Database): void {
+    db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
+    const tables = ['graph_files', 'graph_decls', 'graph_imports', 'graph_members', 'graph_refs', 'graph_nodes', 'graph_edges'];
+    const present = db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
+      .get(...tables) as { n: number };
+    if (row?.value === GRAPH_SCHEMA && present.n === tables.length) return;
+    db.exec(`
+      ${tables.map((t) => `DROP TABLE IF EXISTS ${t};`).join('\n')}
+      CREATE TABLE graph_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, language TEXT NOT NULL, sha256 TEXT NOT NULL);
+      -- What each file declares, as resolution reads it; a re-parse compares old and new to find
+      -- the names whose meaning changed.
+      CREATE TABLE graph_decls (
+        file_id INTEGER NOT NULL, name TEXT NOT NULL, qname TEXT NOT NULL, kind TEXT NOT NULL, container TEXT, facets TEXT NOT NULL
+      );
+      CREATE INDEX graph_decls_file ON graph_decls(file_id);
+      CREATE INDEX graph_decls_name ON graph_decls(name);
+      CREATE TABLE graph_imports (file_id INTEGER NOT NULL, local TEXT NOT NULL, module TEXT NOT NULL, imported TEXT, reexport INTEGER NOT NULL);
+      CREATE INDEX graph_imports_file ON graph_imports(file_id, local);
+      CREATE TABLE graph_members (file_id INTEGER NOT NULL, owner TEXT NOT NULL, member TEXT NOT NULL, type TEXT NOT NULL);
+      CREATE INDEX graph_members_file ON graph_members(file_id, owner, member);
+      CREATE TABLE graph_refs (
+        id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, from_qname TEXT NOT NULL, kind TEXT NOT NULL,
+        name TEXT NOT NULL, receiver TEXT NOT NULL, text TEXT, start INTEGER NOT NULL, end INTEGER NOT NULL
+      );
+      CREATE INDEX graph_refs_file ON graph_refs(file_id);
+      CREATE INDEX graph_refs_name ON graph_refs(name);
+      CREATE INDEX graph_refs_from ON graph_refs(from_qname, kind);
+      CREATE INDEX graph_refs_text ON graph_refs(text, receiver);
+      CREATE TABLE graph_nodes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, qname TEXT NOT NULL, UNIQUE(path, qname));
+      CREATE TABLE graph_edges (
+        src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, derivation TEXT NOT NULL,
+        file_id INTEGER NOT NULL, ref_id INTEGER
+      );
+      CREATE INDEX graph_edges_src ON graph_edges(src, kind);
+      CREATE INDEX graph_edges_dst ON graph_edges(dst, kind);
+      CREATE INDEX graph_edges_ref ON graph_edges(ref_id);
+      CREATE INDEX graph_edges_file ON graph_edges(file_id);
+    `);
+    db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('graph_schema', ?)`).run(GRAPH_SCHEMA);
+    db.prepare(`DELETE FROM meta WHERE key = 'graph_built'`).run();
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      files: db.prepare(`SELECT id, path, language, sha256 FROM graph_files`),
+      fileByPath: db.prepare(`SELECT id, path, language, sha256 FROM graph_files WHERE path = ?`),
+      upsertFile: db.prepare(
+        `INSERT INTO graph_files(path, language, sha256) VALUES (?, ?, ?)
+         ON CONFLICT(path) DO UPDATE SET language = excluded.language, sha256 = excluded.sha256 RETURNING id`,
+      ),
+      deleteFile: db.prepare(`DELETE FROM graph_files WHERE id = ?`),
+      declsOfFile: db.prepare(
+        `SELECT d.file_id AS fileId, g.path, g.language, d.name, d.qname, d.kind, d.container, d.facets
+         FROM graph_decls d JOIN graph_files g ON g.id = d.file_id WHERE d.file_id = ?`,
+      ),
+      declsNamed: db.prepare(
+        `SELECT d.file_id AS fileId, g.path, g.language, d.name, d.qname, d.kind, d.container, d.facets
+         FROM graph_decls d JOIN graph_files g ON g.id = d.file_id WHERE d.name = ?`,
+      ),
+      deleteDecls: db.prepare(`DELETE FROM graph_decls WHERE file_id = ?`),
+      insertDecl: db.prepare(`INSERT INTO graph_decls(file_id, name, qname, kind, container, facets) VALUES (?, ?, ?, ?, ?, ?)`),
+      importsOfFile: db.prepare(`SELECT local, module, imported, reexport FROM graph_imports WHERE file_id = ?`),
+      deleteImports: db.prepare(`DELETE FROM graph_imports WHERE file_id = ?`),
+      insertImport: db.prepare(`INSERT INTO graph_imports(file_id, local, module, imported, reexport) VALUES (?, ?, ?, ?, ?)`),
+      member: db.prepare(`SELECT type FROM graph_members WHERE file_id = ? AND owner = ? AND member = ? LIMIT 1`),
+      membersOfFile: db.prepare(`SELECT owner, member, type FROM graph_members WHERE file_id = ?`),
+      deleteMembers: db.prepare(`DELETE FROM graph_members WHERE file_id = ?`),
+      insertMember: db.prepare(`INSERT INTO graph_members(file_id, owner, member, type) VALUES (?, ?, ?, ?)`),
+      refsOfFile: db.prepare(
+        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.file_id = ?`,
+      ),
+      refsNamed: db.prepare(
+        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.name = ?`,
+      ),
+      refsAfter: db.prepare(
+        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.id > ? ORDER BY r.id LIMIT ?`,
+      ),
+      basesOf: db.prepare(
+        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id
+         WHERE r.from_qname = ? AND r.kind IN ('extends', 'implements', 'embeds')`,
+      ),
+      refsThroughField: db.prepare(
+        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id
+         WHERE r.receiver IN ('field', 'typed', 'path') AND instr(r.text, ?) > 0`,
+      ),
+      deleteRefs: db.prepare(`DELETE FROM graph_refs WHERE file_id = ?`),
+      insertRef: db.prepare(
+        `INSERT INTO graph_refs(file_id, from_qname, kind, name, receiver, text, start, end) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      nodeId: db.prepare(`SELECT id FROM graph_nodes WHERE path = ? AND qname = ?`),
+      insertNode: db.prepare(`INSERT INTO graph_nodes(path, qname) VALUES (?, ?) RETURNING id`),
+      node: db.prepare(`SELECT id, path, qname FROM graph_nodes WHERE id = ?`),
+      deleteEdgesOfFile: db.prepare(`DELETE FROM graph_edges WHERE file_id = ?`),
+      deleteAllEdges: db.prepare(`DELETE FROM graph_edges`),
+      deleteEdgesOfRef: db.prepare(`DELETE FROM graph_edges WHERE ref_id = ?`),
+      insertEdge: db.prepare(`INSERT INTO graph_edges(src, dst, kind, derivation, file_id, ref_id) VALUES (?, ?, ?, ?, ?, ?)`),
+      outgoing: db.prepare(`SELECT DISTINCT src, dst, kind, derivation FROM graph_edges WHERE src = ? ORDER BY kind, dst`),
+      incoming: db.prepare(`SELECT DISTINCT src, dst, kind, derivation FROM graph_edges WHERE dst = ? ORDER BY kind, src`),
+      collectNodes: db.prepare(
+        `DELETE FROM graph_nodes WHERE NOT EXISTS (SELECT 1 FROM graph_edges WHERE src = graph_nodes.id)
+           AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE dst = graph_nodes.id)`,
+      ),
+      anyFile: db.prepare(`SELECT 1 AS x FROM graph_files LIMIT 1`),
+      getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
+      setMeta: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`),
+      referenceCounts: db.prepare(
+        `SELECT n.path, n.qname, count(DISTINCT e.src) AS refs FROM graph_edges e JOIN graph_nodes n ON n.id = e.dst
+         WHERE e.kind <> 'contains' GROUP BY e.dst ORDER BY refs DESC, n.path, n.qname LIMIT ?`,
+      ),
+    };
+  }
+
+  /** Files whose facts the graph holds, with the content digest they were recorded from. */
+  recorded(): Map<string, { id: number; language: string; sha256: string }> {
+    const out = new Map<string, { id: number; language: string; sha256: string }>();
+    for (const r of this.stmts.files.all() as Array<{ id: number; path: string; language: string; sha256: string }>) {
+      out.set(r.path, { id: r.id, language: r.language, sha256: r.sha256 });
+    }
+    return out;
+  }
+
+  fileId(path: string): number | null {
+    return this.recordedFile(path)?.id ?? null;
+  }
+
+  recordedFile(path: string): { id: number; language: string; sha256: string } | null {
+    return (this.stmts.fileByPath.get(path) as { id: number; language: string; sha256: string } | undefined) ?? null;
+  }
+
+  /** Whether a build ever recorded relationship data (the graph survives disabling the provider). */
+  hasData(): boolean {
+    return this.stmts.getMeta.get('graph_built') !== undefined || this.stmts.anyFile.get() !== undefined;
+  }
+
+  markBuilt(): void {
+    this.stmts.setMeta.run('graph_built', '1');
+    this.db.prepare(`DELETE FROM meta WHERE key = 'graph_pending'`).run();
+  }
+
+  /**
+   * Facts recorded but not yet resolved survive a crash this way: the flag commits with the
+   * facts, and the next process resolves everything once.
+   */
+  markPending(): void {
+    this.stmts.setMeta.run('graph_pending', '1');
+  }
+
+  wasPending(): boolean {
+    return this.stmts.getMeta.get('graph_pending') !== undefined;
+  }
+
+  declsOf(fileId: number): DeclRow[] {
+    return this.stmts.declsOfFile.all(fileId) as DeclRow[];
+  }
+
+  declsNamed(name: string): DeclRow[] {
+    return this.stmts.declsNamed.all(name) as DeclRow[];
+  }
+
+  importsOf(fileId: number): ImportRow[] {
+    return this.stmts.importsOfFile.all(fileId) as ImportRow[];
+  }
+
+  membersOf(fileId: number): Array<{ owner: string; member: string; type: string }> {
+    return this.stmts.membersOfFile.all(fileId) as Array<{ owner: string; member: string; type: string }>;
+  }
+
+  memberType(fileId: number, owner: string, member: string): string | null {
+    const r = this.stmts.member.get(fileId, owner, member) as { type: string } | undefined;
+    return r ? r.type : null;
+  }
+
+  refsOf(fileId: number): RefRow[] {
+    return this.stmts.refsOfFile.all(fileId) as RefRow[];
+  }
+
+  refsNamed(name: string): RefRow[] {
+    return this.stmts.refsNamed.all(name) as RefRow[];
+  }
+
+  /** Every reference, read a page at a time so the caller may write between pages. */
+  *allRefs(): Generator<RefRow> {
+    for (let after = 0; ; ) {
+      const page = this.stmts.refsAfter.all(after, 4096) as RefRow[];
+      if (page.length === 0) return;
+      yield* page;
+      after = page[page.length - 1].id;
+    }
+  }
+
+  /** References whose receiver reads a field named `field` (`this.field.f()`, `s.a.field.f()`), in any file. */
+  refsThroughField(field: string): RefRow[] {
+    const segment = (text: string | null) => text !== null && text.split(/[.#]/).includes(field);
+    return (this.stmts.refsThroughField.all(field) as RefRow[]).filter((r) => segment(r.text));
+  }
+
+  /** `extends` / `implements` / `embeds` references made by declarations named `qname`, in any file. */
+  basesNamed(qname: string): RefRow[] {
+    return this.stmts.basesOf.all(qname) as RefRow[];
+  }
+
+  /** Replaces a file's facts; returns its graph file id. Its edges are dropped (the caller re-resolves). */
+  put(facts: FileFacts): number {
+    const s = this.stmts;
+    const { id } = s.upsertFile.get(facts.path, facts.language, facts.sha256) as { id: number };
+    this.clear(id);
+    for (const d of facts.declarations) s.insertDecl.run(id, d.name, d.qualifiedName, d.kind, d.container, d.facets.join(','));
+    for (const i of facts.relations.imports) s.insertImport.run(id, i.local, i.module, i.imported, i.reexport ? 1 : 0);
+    for (const m of facts.relations.members) s.insertMember.run(id, m.owner, m.member, m.type);
+    for (const r of facts.relations.references) s.insertRef.run(id, r.from, r.kind, r.name, r.receiver, r.text, r.start, r.end);
+    return id;
+  }
+
+  /** Drops a file's facts and the edges its references produced. */
+  remove(fileId: number): void {
+    this.clear(fileId);
+    this.stmts.deleteFile.run(fileId);
+  }
+
+  private clear(fileId: number): void {
+    const s = this.stmts;
+    s.deleteDecls.run(fileId);
+    s.deleteImports.run(fileId);
+    s.deleteMembers.run(fileId);
+    s.deleteRefs.run(fileId);
+    s.deleteEdgesOfFile.run(fileId);
+  }
+
+  dropAllEdges(): void {
+    this.stmts.deleteAllEdges.run();
+  }
+
+  dropEdgesOfRef(refId: number): void {
+    this.stmts.deleteEdgesOfRef.run(refId);
+  }
+
+  node(path: string, qname: string): number {
+    const r = this.stmts.nodeId.get(path, qname) as { id: number } | undefined;
+    if (r) return r.id;
+    return (this.stmts.insertNode.get(path, qname) as { id: number }).id;
+  }
+
+  /** The node of a declaration, when any edge names it. */
+  findNode(path: string, qname: string): number | null {
+    const r = this.stmts.nodeId.get(path, qname) as { id: number } | undefined;
+    return r ? r.id : null;
+  }
+
+  nodeById(id: number): NodeRow | null {
+    return (this.stmts.node.get(id) as NodeRow | undefined) ?? null;
+  }
+
+  addEdge(src: number, dst: number, kind: string, derivation: string, fileId: number, refId: number | null): void {
+    this.stmts.insertEdge.run(src, dst, kind, derivation, fileId, refId);
+  }
+
+  outgoing(node: number): EdgeRow[] {
+    return this.stmts.outgoing.all(node) as EdgeRow[];
+  }
+
+  incoming(node: number): EdgeRow[] {
+    return this.stmts.incoming.all(node) as EdgeRow[];
+  }
+
+  /** Drops nodes no edge names any more. */
+  collectNodes(): void {
+    this.stmts.collectNodes.run();
+  }
+
+  /** The most referenced declarations: distinct referrers over every edge but `contains`. */
+  mostReferenced(limit: number): Array<{ path: string; qname: string; refs: number }> {
+    return this.stmts.referenceCounts.all(limit) as Array<{ path: string; qname: string; refs: number }>;
+  }
+}

@@ -1,0 +1,215 @@
+import type Database from 'better-sqlite3';
+import type { FileRelations } from '../../syntax/relations/types.ts';
+import type { SymbolInput } from '../parse-job.ts';
+import type { Declaration } from '../../syntax/types.ts';
+import { GraphStore, type DeclRow, type RefRow } from './graph-store.ts';
+import { Resolver } from './resolve.ts';
+
+// The binding provider's graph over the index: each batch records the relation facts of the
+// files it parsed, and the next `resolve` links what can have changed — every reference of a
+// changed file, and the references elsewhere whose meaning a change can alter: those naming
+// what the file declares or declared, re-exports or re-exported, the members its types gained
+// or lost through a changed base, and the fields whose stated type changed. A build that
+// changed most of the tree re-resolves everything in one pass.
+
+/** Past this share of changed files, one full pass is cheaper than following names. */
+const FULL_PASS_SHARE = 0.5;
+
+/** What the graph needs from a parse of one file: its declarations as the store's rows. */
+export interface ParsedFacts {
+  path: string;
+  ok: boolean;
+  sha256?: string;
+  language?: string | null;
+  symbols?: readonly SymbolInput[] | null;
+  relations?: FileRelations | null;
+}
+
+type DeclFacts = Pick<Declaration, 'name' | 'qualifiedName' | 'kind' | 'container' | 'facets'>;
+
+/** The declaration facts the graph keeps, read off the store's symbol rows. */
+function declFacts(rows: readonly SymbolInput[]): DeclFacts[] {
+  return rows.map((r) => ({ name: r[0], qualifiedName: r[1], kind: r[4] as Declaration['kind'], container: r[8], facets: (r[6] === '' ? [] : r[6].split(',')) as Declaration['facets'] }));
+}
+
+export class RelationGraph {
+  readonly store: GraphStore;
+  private readonly dirtyFiles = new Set<number>();
+  private readonly dirtyNames = new Set<string>();
+  private readonly dirtyFields = new Set<string>();
+  private full = false;
+
+  constructor(db: Database.Database) {
+    this.store = new GraphStore(db);
+    // A process that recorded facts and stopped before resolving them leaves this flag.
+    this.full = this.store.wasPending();
+  }
+
+  /** Whether a parsed file's relation facts are missing or older than its bytes. */
+  staleness(): (path: string, sha256: string) => boolean {
+    const recorded = this.store.recorded();
+    return (path, sha256) => recorded.get(path)?.sha256 !== sha256;
+  }
+
+  /** Records the facts of one batch of parse outcomes (the provider is enabled). */
+  record(outcomes: readonly ParsedFacts[], removed: readonly string[]): void {
+    for (const path of removed) this.forget(path);
+    for (const o of outcomes) {
+      if (!o.ok || !o.relations || !o.symbols || !o.language || !o.sha256) {
+        this.forget(o.path);
+        continue;
+      }
+      const known = this.store.recordedFile(o.path);
+      if (known !== null && known.sha256 === o.sha256) continue;
+      const id = known?.id ?? null;
+      const before = id === null ? null : this.snapshot(id);
+      const declarations = declFacts(o.symbols);
+      const after = {
+        decls: new Set(declarations.map((d) => `${d.name}\0${d.qualifiedName}\0${d.kind}`)),
+        exports: new Set(o.relations.imports.filter((i) => i.reexport).map((i) => `${i.local}\0${i.module}\0${i.imported}`)),
+        bases: new Set(o.relations.references.filter((r) => r.kind === 'extends' || r.kind === 'implements' || r.kind === 'embeds').map((r) => `${r.from}\0${r.name}\0${r.text}`)),
+        members: new Set(o.relations.members.map((m) => `${m.owner}\0${m.member}\0${m.type}`)),
+      };
+      if (before !== null) this.compare(before, after, declarations);
+      else for (const d of declarations) this.dirtyNames.add(d.name);
+      if (before === null) for (const e of after.exports) this.markExport(e);
+      if (!this.pending) this.store.markPending();
+      const fileId = this.store.put({ path: o.path, language: o.language, sha256: o.sha256, declarations, relations: o.relations });
+      this.dirtyFiles.add(fileId);
+    }
+  }
+
+  /** Drops the facts of files the graph holds but the tree no longer parses (deleted, or no longer claimed). */
+  prune(keep: (path: string) => boolean): void {
+    for (const path of this.store.recorded().keys()) if (!keep(path)) this.forget(path);
+  }
+
+  private forget(path: string): void {
+    const id = this.store.fileId(path);
+    if (id === null) return;
+    if (!this.pending) this.store.markPending();
+    const before = this.snapshot(id);
+    for (const key of before.decls) this.dirtyNames.add(key.slice(0, key.indexOf('\0')));
+    for (const e of before.exports) this.markExport(e);
+    this.store.remove(id);
+  }
+
+  private snapshot(fileId: number) {
+    const refs = this.store.refsOf(fileId);
+    return {
+      decls: new Set(this.store.declsOf(fileId).map((d) => `${d.name}\0${d.qname}\0${d.kind}`)),
+      exports: new Set(this.store.importsOf(fileId).filter((i) => i.reexport === 1).map((i) => `${i.local}\0${i.module}\0${i.imported}`)),
+      bases: new Set(refs.filter((r) => r.kind === 'extends' || r.kind === 'implements' || r.kind === 'embeds').map((r) => `${r.from_qname}\0${r.name}\0${r.text}`)),
+      members: new Set(this.store.membersOf(fileId).map((m) => `${m.owner}\0${m.member}\0${m.type}`)),
+    };
+  }
+
+  private compare(before: ReturnType<RelationGraph['snapshot']>, after: ReturnType<RelationGraph['snapshot']>, declarations: readonly DeclFacts[]): void {
+    for (const key of symmetric(before.decls, after.decls)) this.dirtyNames.add(key.slice(0, key.indexOf('\0')));
+    for (const e of symmetric(before.exports, after.exports)) this.markExport(e);
+    for (const m of symmetric(before.members, after.members)) this.dirtyFields.add(m.split('\0')[1]);
+    const changedBases = symmetric(before.bases, after.bases);
+    if (changedBases.length > 0) {
+      // A type that gains or loses a base changes what its members are: the members of the
+      // type itself and of every base it had or has.
+      const types = new Set(changedBases.map((b) => b.split('\0')[0]));
+      for (const d of declarations) if (d.container !== null && types.has(d.container)) this.dirtyNames.add(d.name);
+      for (const b of changedBases) this.markMembersOf(b.split('\0')[1], 0);
+    }
+  }
+
+  private markMembersOf(typeName: string, depth: number): void {
+    if (depth > 3) return;
+    for (const t of this.store.declsNamed(typeName)) {
+      for (const d of this.store.declsOf(t.fileId)) if (d.container === t.qname) this.dirtyNames.add(d.name);
+      for (const base of this.store.basesNamed(t.qname)) this.markMembersOf(base.name, depth + 1);
+    }
+  }
+
+  private markExport(key: string): void {
+    const local = key.slice(0, key.indexOf('\0'));
+    if (local === '*') this.full = true; // a wildcard re-export can change any name
+    else this.dirtyNames.add(local);
+  }
+
+  /** Whether recorded facts wait for `resolve`. */
+  get pending(): boolean {
+    return this.full || this.dirtyFiles.size > 0 || this.dirtyNames.size > 0 || this.dirtyFields.size > 0;
+  }
+
+  /** Links what the recorded batches can have changed. Call before publishing the snapshot. */
+  resolve(): void {
+    if (!this.pending) {
+      this.store.markBuilt();
+      return;
+    }
+    const resolver = new Resolver(this.store);
+    const nodes = new Map<string, number>();
+    const node = (path: string, qname: string) => {
+      const key = `${path}\0${qname}`;
+      let id = nodes.get(key);
+      if (id === undefined) {
+        id = this.store.node(path, qname);
+        nodes.set(key, id);
+      }
+      return id;
+    };
+    const link = (ref: RefRow) => {
+      for (const r of resolver.resolve(ref)) {
+        this.store.addEdge(node(r.from.path, r.from.qname), node(r.to.path, r.to.qname), r.kind, r.derivation, ref.file_id, ref.id);
+      }
+    };
+    const recorded = this.store.recorded();
+    const full = this.full || this.dirtyFiles.size > recorded.size * FULL_PASS_SHARE;
+    const files = full ? [...recorded.values()].map((f) => f.id) : [...this.dirtyFiles];
+    if (full) {
+      this.store.dropAllEdges();
+      for (const ref of this.store.allRefs()) link(ref);
+    } else {
+      const again = new Map<number, RefRow>();
+      for (const name of this.dirtyNames) for (const ref of this.store.refsNamed(name)) again.set(ref.id, ref);
+      for (const field of this.dirtyFields) for (const ref of this.store.refsThroughField(field)) again.set(ref.id, ref);
+      for (const id of files) for (const ref of this.store.refsOf(id)) again.set(ref.id, ref);
+      const dirty = new Set(files);
+      for (const ref of again.values()) {
+        if (!dirty.has(ref.file_id)) this.store.dropEdgesOfRef(ref.id);
+        link(ref);
+      }
+    }
+    for (const id of files) {
+      for (const d of this.store.declsOf(id)) {
+        if (d.container === null) continue;
+        this.store.addEdge(node(d.path, d.container), node(d.path, d.qname), 'contains', 'resolution', id, null);
+      }
+    }
+    this.store.collectNodes();
+    this.store.markBuilt();
+    this.dirtyFiles.clear();
+    this.dirtyNames.clear();
+    this.dirtyFields.clear();
+    this.full = false;
+  }
+}
+
+/** What the file-scope calls of these files (a script's top level, a `__main__` guard) resolve to. */
+export function fileScopeTargets(graph: GraphStore, paths: readonly string[]): DeclRow[] {
+  const resolver = new Resolver(graph);
+  const out: DeclRow[] = [];
+  for (const path of paths) {
+    const id = graph.fileId(path);
+    if (id === null) continue;
+    for (const ref of graph.refsOf(id)) {
+      if (ref.from_qname !== '' || ref.kind !== 'calls') continue;
+      const d = resolver.target(ref);
+      if (d !== null && d.kind !== 'class') out.push(d);
+    }
+  }
+  return out;
+}
+
+function symmetric(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (const x of a) if (!b.has(x)) out.push(x);
+  for (const x of b) if (!a.has(x)) out.push(x);
+  return out;
+}
