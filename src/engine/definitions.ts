@@ -1,6 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
+import { sha256Hex } from '../core/digest.ts';
 import { ENGINE_READY_WAIT_MS } from '../core/limits.ts';
 import type { LanguageEntry } from '../config/workspace-config.ts';
 
@@ -85,14 +86,48 @@ export function findOnPath(program: string, path = process.env.PATH ?? ''): stri
 
 export type Resolution = { definition: EngineDefinition } | { engine: string | null; reason: string };
 
-/** The engine definition a language entry selects, or why it has none. */
-export function resolveDefinition(entry: LanguageEntry): Resolution {
+/** Whether the user trusts a project's engine definition, asked by its `engineTrustKey`. */
+export type EngineTrust = (key: string) => boolean;
+
+/**
+ * The trust-store key of a language's engine definition when the project chose what it runs —
+ * a `command`, `args` or `initialization_options` (engines take programs to run from their
+ * options too, e.g. tsserver's path) — else null: a built-in id, `lsp = false`, root markers and
+ * a ready timeout only select or bound what rift itself runs. The key covers the whole
+ * definition, so an edited one waits for trust again.
+ */
+export function engineTrustKey(entry: LanguageEntry): string | null {
+  const l = entry.lsp;
+  if (!l || (l.command === null && l.args === null && l.initialization_options === null)) return null;
+  return `language-engine:${entry.id}:sha256:${sha256Hex(JSON.stringify(l))}`;
+}
+
+/** What a project's engine definition asks to run, for the trust question. */
+export function engineTrustLine(entry: LanguageEntry): string {
+  const l = entry.lsp || null;
+  const program = l?.command ?? l?.engine ?? DEFAULT_ENGINE[entry.id] ?? entry.id;
+  const line = [program, ...(l?.args ?? [])].join(' ');
+  return `[languages.${entry.id}].lsp: \`${line}\`${l?.initialization_options ? ` with initialization_options ${JSON.stringify(l.initialization_options)}` : ''}`;
+}
+
+/**
+ * The engine definition a language entry selects, or why it has none. A definition the project
+ * chose (`engineTrustKey`) resolves only once the user trusts it: until then nothing is started.
+ */
+export function resolveDefinition(entry: LanguageEntry, trusted: EngineTrust): Resolution {
   if (entry.lsp === false) return { engine: null, reason: `[languages.${entry.id}] sets lsp = false` };
   const custom = entry.lsp;
   const base = custom ? custom.engine : (DEFAULT_ENGINE[entry.id] ?? null);
   if (custom === null && base === null) return { engine: null, reason: `no language engine is configured for ${entry.id} ([languages.${entry.id}].lsp)` };
   const builtin = base ? BUILTINS[base] : null;
   const name = base ?? custom!.command!;
+  const key = engineTrustKey(entry);
+  if (key !== null && !trusted(key)) {
+    return {
+      engine: name,
+      reason: `${engineTrustLine(entry)} in rift.toml runs a program this machine has not trusted; run \`rift trust\` in the workspace to allow it`,
+    };
+  }
   let command: string;
   let args: string[];
   if (custom?.command) {

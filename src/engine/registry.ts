@@ -18,7 +18,7 @@ import { languageFor, type LanguageEntry, type WorkspaceConfig } from '../config
 import type { FileChangeEvent, Indexer } from '../index/indexer.ts';
 import type { Diagnostic } from '../protocol/change.ts';
 import { engineUnavailable, FILE_CHANGED, FILE_CREATED, FILE_DELETED, LspClient } from './client.ts';
-import { lspLanguageId, resolveDefinition, type EngineDefinition } from './definitions.ts';
+import { lspLanguageId, resolveDefinition, type EngineDefinition, type EngineTrust } from './definitions.ts';
 import { LineIndex } from './position.ts';
 
 // One long-lived engine process per engine definition and root, started on first need,
@@ -160,6 +160,8 @@ export class EngineRegistry {
     readonly root: string,
     private readonly config: ConfigLoader,
     indexer: Indexer,
+    /** Which project engine definitions the user trusts (asked at every resolution). */
+    private readonly trusted: EngineTrust,
   ) {
     indexer.onFilesChanged((changes) => this.filesChanged(changes));
   }
@@ -168,7 +170,7 @@ export class EngineRegistry {
   lookup(path: string, config: WorkspaceConfig = this.config.current().config): EngineLookup {
     const entry = languageFor(config, path);
     if (!entry) return { ok: false, engine: null, reason: `no language claims ${path}` };
-    const resolved = resolveDefinition(entry);
+    const resolved = resolveDefinition(entry, this.trusted);
     if (!('definition' in resolved)) return { ok: false, engine: resolved.engine, reason: resolved.reason };
     const definition = resolved.definition;
     const rootPath = this.rootOf(definition, path);
@@ -190,7 +192,7 @@ export class EngineRegistry {
       // An edited definition replaces the engine it described: the old process is shut down
       // once no language of the current configuration selects that definition any more.
       const selected = new Set(config.languages.flatMap((entry) => {
-        const resolved = resolveDefinition(entry);
+        const resolved = resolveDefinition(entry, this.trusted);
         return 'definition' in resolved ? [JSON.stringify(resolved.definition)] : [];
       }));
       for (const [k, old] of this.instances) {
@@ -232,7 +234,7 @@ export class EngineRegistry {
     }
     return config.languages.map((entry): EngineStatus => {
       if (!entry.enabled) return { language: entry.id, engine: null, state: 'unavailable', reason: `[languages.${entry.id}] is disabled` };
-      const resolved = resolveDefinition(entry);
+      const resolved = resolveDefinition(entry, this.trusted);
       if (!('definition' in resolved)) return { language: entry.id, engine: resolved.engine, state: 'unavailable', reason: resolved.reason };
       const name = resolved.definition.name;
       const running = [...this.instances.values()].filter((i) => i.languages.has(entry.id) && i.key === instanceKey(resolved.definition, i.rootPath));
@@ -275,7 +277,7 @@ export class EngineRegistry {
     const definitions = new Map<string, EngineDefinition | null>();
     const definitionOf = (entry: LanguageEntry) => {
       if (!definitions.has(entry.id)) {
-        const resolved = resolveDefinition(entry);
+        const resolved = resolveDefinition(entry, this.trusted);
         definitions.set(entry.id, 'definition' in resolved ? resolved.definition : null);
       }
       return definitions.get(entry.id)!;

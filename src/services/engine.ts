@@ -5,6 +5,7 @@ import { initSyntax } from '../syntax/runtime.ts';
 import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
 import { EngineRegistry } from '../engine/registry.ts';
+import type { EngineTrust } from '../engine/definitions.ts';
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
@@ -18,6 +19,11 @@ import { registryEngineStates, WorkspaceService } from './workspace-service.ts';
 export interface EngineOptions {
   /** Keep the index current from filesystem events (servers do; one-shot CLI commands don't). */
   watch: boolean;
+  /**
+   * Which engine definitions from the project's rift.toml that run a program of its choosing the
+   * user trusts (`engineTrustKey`; front ends ask the user's trust store). Without it none run.
+   */
+  engineTrust?: EngineTrust;
 }
 
 export class Engine {
@@ -43,7 +49,7 @@ export class Engine {
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
     const gate = new ReadGate(root, config, indexer);
-    const engines = new EngineRegistry(root, config, indexer);
+    const engines = new EngineRegistry(root, config, indexer, options.engineTrust ?? (() => false));
     const engine = new Engine(
       root,
       config,

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChangeResultSeen } from '../helpers/change-result.ts';
 import { serveWorkspace } from '../helpers/mcp.ts';
-import { resend } from '../helpers/workspace.ts';
+import { eventually, resend } from '../helpers/workspace.ts';
 
 // rename_symbol, reference-checked removals, import-rewriting moves and engine diagnostics
 // against the real typescript-language-server (reference F.13 rules 142–152), over stdio. One
@@ -32,6 +32,19 @@ describe('language engine: typescript-language-server', () => {
   const read = (p: string) => readFileSync(join(ws.root, p), 'utf8');
   const call = async (tool: string, args: Record<string, unknown>) => (await resend(() => ws.rift.call(tool, args))) as unknown as Result;
 
+  const engineStates = async () => {
+    const r = await ws.rift.client.readResource({ uri: 'rift://workspace' });
+    const page = JSON.parse((r.contents[0] as { text: string }).text) as { languages: Array<{ id: string; lsp: Record<string, unknown> }> };
+    return Object.fromEntries(page.languages.map((l) => [l.id, l.lsp]));
+  };
+
+  test('rift://workspace reports each language\'s engine before any engine-backed change: configured, not started', async () => {
+    const states = await engineStates();
+    assert.deepEqual(states.typescript, { engine: 'typescript-language-server', state: 'configured' });
+    assert.deepEqual(states.javascript, { engine: null, state: 'not_configured', detail: '[languages.javascript] sets lsp = false' });
+    assert.deepEqual(states.python, { engine: 'pyright', state: 'configured' });
+  });
+
   test('rename_symbol renames the declaration and its imports across files as one change', async () => {
     const r = await call('rename_symbol', { symbol: sym('src/geometry.ts', 'area'), new_name: 'surface' });
     assert.equal(r.status, 'applied', JSON.stringify(r));
@@ -47,6 +60,17 @@ describe('language engine: typescript-language-server', () => {
     assert.deepEqual(r.summary!.diagnostics, [], 'the renamed tree type-checks');
     const hit = (await ws.rift.call('get_symbol', { name: 'surface', include: [] })) as { hits: Array<{ path: string }> };
     assert.deepEqual(hit.hits.map((h) => h.path), ['src/geometry.ts'], 'a later read sees the new name');
+  });
+
+  test('rift://workspace reports the live engine: ready once the rename has run; a language that has not used the shared process yet stays configured', async () => {
+    // Readiness also waits for quiet after the rename's own diagnostics; it is reached, then held.
+    const states = await eventually(async () => {
+      const s = await engineStates();
+      return s.typescript.state === 'ready' ? s : undefined;
+    }, 60_000);
+    assert.deepEqual(states.typescript, { engine: 'typescript-language-server', state: 'ready' });
+    assert.deepEqual(states.tsx, { engine: 'typescript-language-server', state: 'configured' }, 'tsx has not selected the shared process yet');
+    assert.deepEqual(states.python, { engine: 'pyright', state: 'configured' });
   });
 
   test('a rename the engine declines refuses engine_proposed_edits with the engine\'s words; nothing is written', async () => {

@@ -3,13 +3,16 @@ import { isRiftError } from '../../core/errors.ts';
 import { ConfigLoader } from '../../config/loader.ts';
 import type { HookConfig } from '../../config/workspace-config.ts';
 import { hooksKey } from '../../services/change-service.ts';
+import { engineTrustKey, engineTrustLine } from '../../engine/definitions.ts';
 import { PROJECT_CONFIG_FILE, loadAgentConfig, userDirs, type ProjectConfigTrust } from '../base/config.ts';
 import type { TrustStore } from '../policy/trust.ts';
 import { discoverPlugins, type Plugin } from './plugins.ts';
 
 // What a cloned repository asks to be trusted with before any of it runs or redirects the
 // agent: a `.rift.json` that sets gated keys, `rift.toml` `[[hooks]]` (run after the agent's
-// edits through the change engine), and project plugins that declare tools or hooks. Each is
+// edits through the change engine), `rift.toml` language engines that name a program, arguments
+// or initialization options of the project's choosing (started by every rift front end, the MCP
+// server included, only once trusted), and project plugins that declare tools or hooks. Each is
 // one question with the choices `trust` / `skip`; skipping, or no answer, keeps it off. A
 // decision is stored per content (a digest, or the plugin manifest text), so an edited file is
 // asked about again. Front ends raise the questions; headless runs only note them.
@@ -17,6 +20,7 @@ import { discoverPlugins, type Plugin } from './plugins.ts';
 export type TrustSubject =
   | { kind: 'project-config'; config: ProjectConfigTrust }
   | { kind: 'workspace-hooks'; hooks: readonly HookConfig[]; key: string }
+  | { kind: 'language-engines'; engines: readonly ProjectEngine[] }
   | { kind: 'plugin'; plugin: Plugin };
 
 export interface TrustRequest {
@@ -38,6 +42,24 @@ export function trustAnswered(answer: string | null): boolean {
   return ['trust', 'yes', 'y'].includes((answer ?? '').trim().toLowerCase());
 }
 
+/** A `[languages.<id>].lsp` definition of the project's that waits for trust before it runs. */
+export interface ProjectEngine {
+  language: string;
+  /** What it runs, for the question. */
+  line: string;
+  key: string;
+}
+
+/** The workspace's `rift.toml` engine definitions that run what the project chose (`engineTrustKey`). */
+export function workspaceEngines(cwd: string): ProjectEngine[] {
+  const accepted = new ConfigLoader(cwd).tryCurrent();
+  if (isRiftError(accepted)) return [];
+  return accepted.config.languages.flatMap((entry) => {
+    const key = entry.enabled ? engineTrustKey(entry) : null;
+    return key === null ? [] : [{ language: entry.id, line: engineTrustLine(entry), key }];
+  });
+}
+
 /** The workspace's `rift.toml` hooks, or none (no file, no hooks, or a file the engine refuses anyway). */
 export function workspaceHooks(cwd: string): readonly HookConfig[] {
   const accepted = new ConfigLoader(cwd).tryCurrent();
@@ -51,7 +73,13 @@ function hookLine(h: HookConfig): string {
 const SEPARATE = "(trusting a repo's commands is a separate decision from approving the agent's edits). Turn approval back on to be asked.";
 
 /** The questions for everything in the repository that waits for trust, the project config first. */
-export function trustRequests(o: { projectConfig: ProjectConfigTrust | null; hooks: readonly HookConfig[]; plugins: readonly Plugin[]; trust: TrustStore }): TrustRequest[] {
+export function trustRequests(o: {
+  projectConfig: ProjectConfigTrust | null;
+  hooks: readonly HookConfig[];
+  engines: readonly ProjectEngine[];
+  plugins: readonly Plugin[];
+  trust: TrustStore;
+}): TrustRequest[] {
   const out: TrustRequest[] = [];
   if (o.projectConfig) {
     const c = o.projectConfig;
@@ -79,6 +107,18 @@ export function trustRequests(o: { projectConfig: ProjectConfigTrust | null; hoo
       });
     }
   }
+  const engines = o.engines.filter((e) => !o.trust.has(e.key));
+  if (engines.length > 0) {
+    const n = engines.length;
+    out.push({
+      subject: { kind: 'language-engines', engines },
+      question: `Project rift.toml configures ${n} language engine(s) with a program, arguments or options of its own — each starts a program from this repo's choice when a rename, removal, move or edit needs the engine. Trust them on this machine?`,
+      detail: engines.map((e) => e.line),
+      skippedNote: `project rift.toml language engines left untrusted — ${engines.map((e) => e.language).join(', ')} run no engine while auto-approve is on ${SEPARATE}`,
+      startupNote: `project rift.toml language engines not trusted yet — not started: ${engines.map((e) => e.language).join(', ')}. Trust them with \`rift trust\` or at the question in rift --serve`,
+      keys: engines.map((e) => e.key),
+    });
+  }
   for (const p of o.plugins) {
     if (p.scope !== 'project' || (p.tools.length === 0 && p.hooks.length === 0) || o.trust.has(p.key)) continue;
     const n = p.tools.length;
@@ -100,5 +140,5 @@ export function trustRequests(o: { projectConfig: ProjectConfigTrust | null; hoo
 export function pendingTrust(cwd: string, trust: TrustStore, env: NodeJS.ProcessEnv = process.env): TrustRequest[] {
   const { projectTrust } = loadAgentConfig(cwd, {}, env, (key) => trust.has(key));
   const { plugins } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs(env).config, 'plugins'));
-  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), plugins, trust });
+  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, trust });
 }

@@ -11,7 +11,7 @@ import type { CodeServices } from '../tools/context.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { discoverPersonas, rolesAndPersonasSection, type Persona } from '../extensions/personas.ts';
 import { discoverPlugins, pluginTool, type Plugin } from '../extensions/plugins.ts';
-import { trustRequests, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
+import { trustRequests, workspaceEngines, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
 import { hooksKey } from '../../services/change-service.ts';
 import { canonicalRoot } from '../../workspace/root.ts';
 import { compareNames, discoverSkills, skillsSection, skillTool, type Skill } from '../extensions/skills.ts';
@@ -133,7 +133,7 @@ export class AgentAssembly {
     ].sort(compareNames);
     if (skills.length > 0) note(`skills: ${skills.map((s) => s.name).join(', ')}`);
     // The project config, rift.toml hooks and plugins that run commands wait for a trust decision.
-    const requests = trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), plugins, trust });
+    const requests = trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, trust });
     for (const r of requests) if (r.startupNote !== '') note(r.startupNote);
     const untrusted = new Set(requests.flatMap((r) => (r.subject.kind === 'plugin' ? [r.subject.plugin] : [])));
     const sandbox = Sandbox.create(config.sandbox, cwd, [userDirs().config, userDirs().data]);
@@ -211,6 +211,11 @@ export class AgentAssembly {
       return { info: `plugin '${p.name}' trusted — ${parts.join('; ')}`, persistError };
     }
     persist();
+    if (s.kind === 'language-engines') {
+      // The engine asks at each start, so the next change that needs one starts it.
+      if (persistError) for (const e of s.engines) this.sessionTrust.add(e.key);
+      return { info: `rift.toml language engines trusted — they start when a change needs them: ${s.engines.map((e) => e.language).join(', ')}`, persistError };
+    }
     if (s.kind === 'workspace-hooks') {
       // Every change asks `trustedHooks` again, so nothing else to do.
       if (persistError) this.sessionTrust.add(s.key);
@@ -266,7 +271,12 @@ export class AgentAssembly {
   async openCode(cwd: string): Promise<void> {
     try {
       const root = canonicalRoot(cwd);
-      const workspace = await WorkspaceCode.open(root, this.version, () => ({ trustedHooks: this.trustedHooks(root) }));
+      const workspace = await WorkspaceCode.open(
+        root,
+        this.version,
+        () => ({ trustedHooks: this.trustedHooks(root) }),
+        (key) => this.sessionTrust.has(key) || this.trustStore.has(key),
+      );
       this.workspace = workspace;
       this.code.read = workspace.read;
       this.code.search = workspace.search;

@@ -5,6 +5,8 @@ import { findServer } from '../../mcp/discovery.ts';
 import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
 import type { ChangeOptions } from '../../services/change-service.ts';
 import type { EngineRegistry } from '../../engine/registry.ts';
+import type { EngineTrust } from '../../engine/definitions.ts';
+import { userTrusts } from '../policy/trust.ts';
 import type { Engine } from '../../services/engine.ts';
 
 // The agent's code services for one workspace: the workspace's `rift server` when one runs
@@ -25,7 +27,7 @@ interface Backend {
 
 const CLIENT = { name: 'rift-agent', version: '1' };
 
-async function openBackend(root: string, version: string, build: boolean): Promise<Backend> {
+async function openBackend(root: string, version: string, build: boolean, engineTrust: EngineTrust): Promise<Backend> {
   const found = await findServer(root, 0).catch(() => null);
   if (found && found.lock.version === version) {
     try {
@@ -38,7 +40,7 @@ async function openBackend(root: string, version: string, build: boolean): Promi
   }
   // Loaded on demand so a front end can answer before the index modules load.
   const { Engine } = await import('../../services/engine.ts');
-  const engine: Engine = await Engine.open(root, { watch: true });
+  const engine: Engine = await Engine.open(root, { watch: true, engineTrust });
   if (build) engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
   return { read: engine.read, search: engine.search, change: engine.change, engines: engine.engines, remote: false, close: () => engine.close() };
 }
@@ -54,13 +56,15 @@ export class WorkspaceCode {
     first: Backend,
     /** Options every change carries (which rift.toml hooks the user trusts), asked at each call. */
     private readonly changeOptions: () => ChangeOptions,
+    /** Which of the project's own language-engine definitions the user trusts (the engine here). */
+    private readonly engineTrust: EngineTrust,
   ) {
     this.backend = Promise.resolve(first);
     this.engines = first.engines;
   }
 
-  static async open(root: string, version: string, changeOptions: () => ChangeOptions = () => ({})): Promise<WorkspaceCode> {
-    return new WorkspaceCode(root, version, await openBackend(root, version, true), changeOptions);
+  static async open(root: string, version: string, changeOptions: () => ChangeOptions = () => ({}), engineTrust: EngineTrust = userTrusts): Promise<WorkspaceCode> {
+    return new WorkspaceCode(root, version, await openBackend(root, version, true, engineTrust), changeOptions, engineTrust);
   }
 
   /** Whether the current answers come from the workspace server. */
@@ -78,7 +82,7 @@ export class WorkspaceCode {
       if (failure === 'answer') throw e;
       log('info', 'agent', 'workspace server lost', { error: (e as Error).message });
       if ((await this.backend) === backend) {
-        this.backend = openBackend(this.root, this.version, true);
+        this.backend = openBackend(this.root, this.version, true, this.engineTrust);
         void backend.close().catch(() => {});
       }
       if (kind === 'read' || failure === 'undelivered') return call(await this.backend);
