@@ -1,14 +1,15 @@
 import type { PrepareRenameResult, WorkspaceEdit } from 'vscode-languageserver-protocol';
+import { sha256Hex } from '../core/digest.ts';
 import { invalidField } from '../core/errors.ts';
 import { cutUtf8 } from '../core/lines.ts';
-import { RENAME_SURVIVORS_MAX } from '../core/limits.ts';
+import { PRECONDITION_PATHS_MAX, RENAME_SURVIVORS_MAX } from '../core/limits.ts';
 import { engineUnavailable, EngineDeclined } from '../engine/client.ts';
-import type { ChangeWarning } from '../protocol/change.ts';
+import { RENAME_PROPOSED, type ChangeWarning } from '../protocol/change.ts';
 import { resolveSymbol } from './declaration-edits.ts';
 import { compileWorkspaceEdit, writesOf } from './engine-edits.ts';
 import type { ChangeContext, Plan } from './plan.ts';
 import { connect, nameOffset } from './references.ts';
-import { failed, refuse, riftDiagnostic, text, unsupported, type Address } from './refusal.ts';
+import { failed, refuse, riftDiagnostic, sourceChanged, text, unsupported, type Address } from './refusal.ts';
 
 // `rename_symbol` (spec "rename", reference F.13 rules 142–145): the engine configured for the
 // symbol's language proposes the edit set (prepareRename, then rename), compiled into witnessed
@@ -107,4 +108,47 @@ function survivors(ctx: ChangeContext, name: string, planned: Map<string, Buffer
 function contentOf(ctx: ChangeContext, path: string): Buffer | null {
   const bytes = ctx.indexer.store.indexedBytes(path);
   return bytes ? Buffer.from(bytes) : null;
+}
+
+// A rename reviewed by a caller in another process (the agent through the workspace server):
+// it cannot be called back between planning and writing, so it asks twice. First `propose`:
+// the plan is made and refused with the files it would write and the digest of each file's
+// bytes now; then, once its user approved those files, `approved`: the plan is made again and
+// applied only if it writes exactly those files and each still holds the approved bytes.
+
+/** A file a rename would write: its project path and the SHA-256 of its bytes now. */
+export interface ProposedWrite {
+  path: string;
+  sha256: string;
+}
+
+export type RenameReview = { propose: true } | { approved: ProposedWrite[] };
+
+export function proposedWrites(plan: Plan): ProposedWrite[] {
+  return plan.writes.map((w) => ({ path: w.target, sha256: sha256Hex(w.before ?? new Uint8Array()) }));
+}
+
+/** Nothing is written for a `propose`; the result names the files and carries their digests. */
+function proposal(addresses: Address[], writes: ProposedWrite[]) {
+  const paths = writes.map((w) => w.path);
+  const diagnostic = riftDiagnostic('info', RENAME_PROPOSED, `the engine's edits write ${paths.length} file(s): ${paths.join(', ')}; approve them and resend the rename with rift/rename-review {approved}`);
+  diagnostic.extensions = { writes };
+  return refuse('unmet_precondition', [failed('engine_proposed_edits', addresses, paths.slice(0, PRECONDITION_PATHS_MAX), text('edits the caller approved'), text(`proposed, not yet approved: ${paths.join(', ')}`))], [diagnostic]);
+}
+
+/** Throws the refusal a reviewed rename answers with, unless `writes` are exactly what was approved. */
+export function checkReview(review: RenameReview, addresses: Address[], writes: ProposedWrite[]): void {
+  if ('propose' in review) throw proposal(addresses, writes);
+  const approved = new Map(review.approved.map((w) => [w.path, w.sha256]));
+  const now = writes.map((w) => w.path);
+  if (now.length !== approved.size || now.some((p) => !approved.has(p))) {
+    const were = [...approved.keys()].sort();
+    throw refuse('unmet_precondition', [
+      failed('engine_proposed_edits', addresses, [...new Set([...now, ...were])].sort().slice(0, PRECONDITION_PATHS_MAX), text(`the approved files: ${were.join(', ')}`), text(`files the engine's edits write now: ${[...now].sort().join(', ')}`)),
+    ]);
+  }
+  const changed = writes.filter((w) => approved.get(w.path) !== w.sha256);
+  if (changed.length > 0) {
+    throw sourceChanged(addresses, changed.map((w) => w.path).slice(0, PRECONDITION_PATHS_MAX), changed.map((w) => `${w.path} ${approved.get(w.path)!.slice(0, 8)}`).join(', '), changed.map((w) => `${w.path} ${w.sha256.slice(0, 8)}`).join(', '));
+  }
 }

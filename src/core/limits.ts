@@ -33,6 +33,8 @@ export const CHANGE_PARSE_DIAGNOSTICS_MAX = 16;
 export const CHANGE_PRECONDITIONS_MAX = 16;
 /** Text of a precondition value, in bytes. */
 export const PRECONDITION_TEXT_BYTES_MAX = 256;
+/** Project paths one precondition names. */
+export const PRECONDITION_PATHS_MAX = 64;
 /** Bytes quoted from each stream of a failed hook. */
 export const HOOK_QUOTE_BYTES_MAX = 1024;
 /** Bytes a hook stream is drained to before the rest is discarded (the count still runs). */

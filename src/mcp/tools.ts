@@ -159,7 +159,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RenameSymbolInput,
     output: ChangeResult,
-    handler: (s, args) => s.change.renameSymbol(args),
+    handler: (s, args, o) => s.change.renameSymbol(args, o),
   }),
   tool({
     name: 'move_file',

@@ -123,6 +123,9 @@ export const PreconditionValue = z.discriminatedUnion('kind', [
 ]);
 export type PreconditionValue = z.infer<typeof PreconditionValue>;
 
+/** The diagnostic code of a propose-only rename (`rift/rename-review`); `extensions.writes` carries the proposal. */
+export const RENAME_PROPOSED = 'rift.rename.proposed';
+
 export const PreconditionKind = z.enum(['target_exists', 'source_unchanged', 'target_is_file', 'no_references', 'engine_proposed_edits']);
 
 export const OperationPrecondition = z

@@ -29,7 +29,7 @@ import { planPatch } from '../change/patch.ts';
 import type { ChangeContext, Plan } from '../change/plan.ts';
 import { sweepStage } from '../change/publish.ts';
 import { isRefusal } from '../change/refusal.ts';
-import { planRename } from '../change/rename.ts';
+import { checkReview, planRename, proposedWrites, type ProposedWrite, type RenameReview } from '../change/rename.ts';
 
 // Transport-free change tools (spec "Changes"). Request-shape checks run first and fail as
 // `invalid_request`; everything else runs in the tree's FIFO lane: configuration gate, index
@@ -61,6 +61,12 @@ export interface ChangeOptions {
    * one its user chose to serve.
    */
   trustedHooks?: string;
+  /**
+   * A rename reviewed by a caller in another process (`RenameReview`, change/rename.ts):
+   * `propose` plans and refuses with the files it would write; `approved` applies only the
+   * approved files, each still holding the approved bytes.
+   */
+  renameReview?: RenameReview;
 }
 
 export class ChangeService {
@@ -126,15 +132,17 @@ export class ChangeService {
   }
 
   /**
-   * `review`, when given, sees the project paths the engine's edits will write after resolution
-   * and before anything is written (the agent's approval gate and undo journal); throwing from it
-   * abandons the change. It exists in process only: a remote caller cannot be called back.
+   * `review`, when given, sees the files the engine's edits will write after resolution and
+   * before anything is written (the agent's approval gate and undo journal); throwing from it
+   * abandons the change. A caller in another process reviews through `options.renameReview`.
    */
-  renameSymbol(input: RenameSymbolInput, options: ChangeOptions = {}, review?: (paths: string[]) => Promise<void>): Promise<ChangeResult> {
+  renameSymbol(input: RenameSymbolInput, options: ChangeOptions = {}, review?: (writes: ProposedWrite[]) => Promise<void>): Promise<ChangeResult> {
     unserved(input);
     return this.run('rename_symbol', options, async (ctx) => {
       const plan = await planRename(ctx, input.symbol, input.new_name);
-      await review?.(plan.writes.map((w) => w.target));
+      const writes = proposedWrites(plan);
+      if (options.renameReview) checkReview(options.renameReview, plan.addresses, writes);
+      await review?.(writes);
       return plan;
     });
   }

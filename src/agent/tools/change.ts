@@ -205,7 +205,8 @@ export const renameSymbolTool: Tool<ToolContext> = {
     let result: ChangeResult;
     try {
       // The engine decides which files change; the gate and the undo journal see them before any is written.
-      result = await change.renameSymbol({ symbol, new_name: newName }, {}, async (paths) => {
+      result = await change.renameSymbol({ symbol, new_name: newName }, {}, async (writes) => {
+        const paths = writes.map((w) => w.path);
         const files = paths.map((p) => ({ absPath: resolvePath({ cwd: root }, p), kind: 'edit' as const }));
         await ctx.approval.authorizeChange(ctx.gate, { tool: 'rename_symbol', files, detail: [...detail, ...paths] }, ctx.signal);
         if (ctx.signal.aborted) throw new ToolError('cancelled by user');

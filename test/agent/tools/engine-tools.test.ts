@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import type { AskRequest, Gate } from '../../../src/agent/policy/gate.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 import { Engine } from '../../../src/services/engine.ts';
+import { connectRemote, type RemoteServices } from '../../../src/mcp/remote.ts';
+import { findServer } from '../../../src/mcp/discovery.ts';
+import { RENAME_REVIEW_META } from '../../../src/mcp/wire.ts';
+import { canonicalRoot } from '../../../src/workspace/root.ts';
 import { ollamaReply } from '../../support/model-server.ts';
+import { startRift, type RiftMcp } from '../../helpers/mcp.ts';
+import { eventually, resend } from '../../helpers/workspace.ts';
 import { tempDir, useModelServer, type Harness, type HarnessOptions } from '../../support/agent-harness.ts';
 
 // The agent's rename_symbol tool and the language engine's diagnostics after its edits, through
@@ -94,5 +100,78 @@ describe('agent code tools: rename_symbol and engine diagnostics', () => {
     await engine.indexer.settle(); // the undo above rewrote calc.ts outside the change service
     const replaced = await turn(hh, 'replace_symbol', { symbol: 'rift://symbol/typescript/src/calc.ts/add', body: 'export function add(a: number, b: number): number {\n  return `${a}${b}`;\n}' });
     assert.match(replaced, /^applied chg_[a-z2-7]{26}\n {2}src\/calc\.ts modified \+1 -1\nerror src\/calc\.ts:2: Type 'string' is not assignable to type 'number'\. \(typescript-language-server 2322\)$/);
+  });
+});
+
+describe('agent rename_symbol through the workspace server', () => {
+  const { server, harness } = useModelServer({ assertConsumed: true });
+  let cwd = '';
+  let rift: RiftMcp;
+  let remote: RemoteServices;
+  before(async () => {
+    cwd = tempDir();
+    for (const [p, c] of Object.entries(FILES)) {
+      mkdirSync(join(cwd, p, '..'), { recursive: true });
+      writeFileSync(join(cwd, p), c);
+    }
+    rift = await startRift(cwd); // the proxy starts the workspace server
+    const found = await findServer(canonicalRoot(cwd));
+    assert.ok(found, 'a workspace server runs');
+    remote = await connectRemote(found.lock, { name: 'engine-tools-test', version: '0' });
+  });
+  after(async () => {
+    await remote.close();
+    await rift.close();
+  });
+
+  const read = (p: string) => readFileSync(join(cwd, p), 'utf8');
+  const add = 'rift://symbol/typescript/src/calc.ts/add';
+
+  it('_meta rift/rename-review that is neither "propose" nor {approved} is a bad request naming it', async () => {
+    const r = (await rift.client
+      .callTool({ name: 'rename_symbol', arguments: { symbol: add, new_name: 'x' }, _meta: { [RENAME_REVIEW_META]: { approved: 'all' } } })
+      .catch((e: unknown) => e)) as { message: string; data: { code: string } };
+    assert.equal(r.data.code, 'invalid_request');
+    assert.match(r.message, /_meta\.rift\/rename-review/);
+  });
+
+  it('the server proposes, the agent asks its user about exactly those files, then the server applies what was approved; a file changed after approval refuses', async () => {
+    const asks: AskRequest[] = [];
+    const gate: Gate = { interactive: true, ask: async (req) => (asks.push(req), asks.length === 1 ? 'deny' : 'allow') };
+    const hh = harness({ approve: true, gate, cwd, code: { read: remote.read, search: remote.search, change: remote.change } });
+    const run = async (fails: boolean) => {
+      server.script(ollamaReply({ toolCalls: [{ name: 'rename_symbol', arguments: { symbol: add, new_name: 'sum' } }] }), ollamaReply({ content: 'done' }), ...(fails ? [ollamaReply({ content: 'done' })] : []));
+      await hh.run('rename add');
+      const messages = server.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: string }>;
+      return messages.filter((m) => m.role === 'tool').at(-1)!.content;
+    };
+    // Denied: the proposal wrote nothing and nothing is applied.
+    const denied = await run(true);
+    assert.match(denied, /denied|not allowed|declined/i, denied);
+    assert.deepEqual(asks[0].detail, [`${add} → sum`, 'src/calc.ts', 'src/use.ts']);
+    assert.equal(read('src/calc.ts'), FILES['src/calc.ts']);
+    assert.equal(read('src/use.ts'), FILES['src/use.ts']);
+    // Allowed: both files change together, and undo restores them.
+    const applied = await run(false);
+    assert.match(applied, /^applied chg_[a-z2-7]{26}\n {2}src\/calc\.ts modified \+1 -1\n {2}src\/use\.ts modified \+2 -2$/);
+    assert.equal(asks[1].question, `Allow rename_symbol: ${join(cwd, 'src/calc.ts')}, ${join(cwd, 'src/use.ts')}`);
+    assert.equal(read('src/use.ts'), "import { sum } from './calc';\n\nexport const three = sum(1, 2);\n");
+    assert.equal(hh.agent.undo().event, 'info');
+    assert.equal(read('src/use.ts'), FILES['src/use.ts']);
+
+    // A file changed between approval and apply refuses source_unchanged; nothing is written.
+    // (The undo wrote behind the server: its index has the old name again once its watcher saw it.)
+    await eventually(async () => ((await remote.read.getSymbol({ name: 'add', include: [] })).hits.length === 1 ? true : undefined), 30_000);
+    const before = read('src/calc.ts');
+    const r = await resend(() =>
+      remote.change.renameSymbol({ symbol: add, new_name: 'total' }, {}, async (writes) => {
+        assert.deepEqual(writes.map((w) => w.path), ['src/calc.ts', 'src/use.ts']);
+        writeFileSync(join(cwd, 'src/use.ts'), `${read('src/use.ts')}// touched\n`);
+      }),
+    );
+    assert.equal(r.status, 'refused', JSON.stringify(r));
+    assert.deepEqual(r.status === 'refused' && r.preconditions.map((p) => [p.kind, p.paths]), [['source_unchanged', ['src/use.ts']]]);
+    assert.equal(read('src/calc.ts'), before, 'nothing written');
+    assert.match(read('src/use.ts'), /add\(1, 2\);\n\/\/ touched\n$/);
   });
 });
