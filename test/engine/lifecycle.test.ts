@@ -12,6 +12,9 @@ import { eventually, removeWorkspace, resend, tempWorkspace } from '../helpers/w
 // gone after close. An engine still loading is made visible by `ready_timeout = "0ms"`: the
 // change then asks at once instead of waiting for the project to load.
 
+/** These workspaces' engine definitions are the test's own: trusted (the gate is tested in test/mcp/engine-trust.test.ts). */
+const trustAll = () => true;
+
 const LANGUAGES = [
   {
     language: 'typescript',
@@ -70,7 +73,7 @@ for (const L of LANGUAGES) {
     let engine: Engine;
     before(async () => {
       root = tempWorkspace({ ...L.files, 'rift.toml': '[languages.java]\nlsp = false\n' });
-      engine = await Engine.open(root, { watch: true });
+      engine = await Engine.open(root, { watch: true, engineTrust: trustAll });
       await engine.build();
     });
     after(async () => {
@@ -117,7 +120,7 @@ for (const L of LANGUAGES) {
       await engine.close();
       assert.equal(alive(pid), false);
       assert.equal(stateOf(engine, L.language).state, 'stopped');
-      engine = await Engine.open(root, { watch: false }); // for the after hook
+      engine = await Engine.open(root, { watch: false, engineTrust: trustAll }); // for the after hook
     });
   });
 
@@ -129,7 +132,7 @@ for (const L of LANGUAGES) {
     after(() => removeWorkspace(root));
 
     test('an empty answer before readiness is temporarily_unavailable; once loaded the reference is found', async () => {
-      const engine = await Engine.open(root, { watch: true });
+      const engine = await Engine.open(root, { watch: true, engineTrust: trustAll });
       try {
         await engine.build();
         const e = await refusal(engine.change.removeSymbol({ symbol: L.symbol }));
@@ -150,7 +153,7 @@ for (const L of LANGUAGES) {
     });
 
     test('force removes anyway and says the readiness was unconfirmed', async () => {
-      const engine = await Engine.open(root, { watch: true });
+      const engine = await Engine.open(root, { watch: true, engineTrust: trustAll });
       try {
         await engine.build();
         const r = await engine.change.removeSymbol({ symbol: L.spare, force: true });
@@ -176,7 +179,7 @@ describe('an engine that cannot start', () => {
   before(async () => {
     // `false` is a real program that exits at once: every start fails the same way.
     root = tempWorkspace({ 'rift.toml': '[languages.go.lsp]\ncommand = "false"\n', 'main.go': 'package main\n\nfunc Run() {}\n' });
-    engine = await Engine.open(root, { watch: false });
+    engine = await Engine.open(root, { watch: false, engineTrust: trustAll });
     await engine.build();
   });
   after(async () => {
