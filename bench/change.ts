@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, cpSync } f
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compare, generateCases, gitAnchors, runGit, runRift, type Verdict } from '../test/change/patch-cases.ts';
-import { fmtMs, percentile, seededRandom, serveRift, writeSection } from './lib.ts';
+import { connectRift, fmtMs, percentile, seededRandom, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -53,8 +53,7 @@ async function main(): Promise<void> {
   const gitDir = mkdtempSync(join(tmpdir(), 'rift-bench-gitapply-'));
   try {
     makeTree(dir);
-    const rift = await serveRift(dir, 60_000);
-    const call = rift.call;
+    const { call, close } = await connectRift(dir, { callTimeoutMs: 60_000 });
     const t0 = performance.now();
     await call('get_symbol', { name: 'fn_1_1', include: [] });
     const ready = performance.now() - t0;
@@ -113,7 +112,7 @@ async function main(): Promise<void> {
       gitMs.push(performance.now() - g0);
       if (g.status !== 0) throw new Error(`git apply: ${g.stderr.toString()}`);
     }
-    await rift.close();
+    await close();
 
     const counts: Partial<Record<Verdict, number>> = {};
     let anchored = 0;

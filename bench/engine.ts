@@ -18,7 +18,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../src/services/engine.ts';
-import { fmtMs, percentile, seededRandom, serveRift, sleep, writeSection } from './lib.ts';
+import { connectRift, fmtMs, percentile, seededRandom, sleep, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -202,7 +202,7 @@ async function typescriptRun(): Promise<{ rows: string[]; failures: string[]; fi
       if (!movePicks.includes(p)) movePicks.push(p);
     }
 
-    const rift = await serveRift(dir);
+    const rift = await connectRift(dir);
     const renames: Outcome[] = [];
     const failures: string[] = [];
     try {
@@ -277,7 +277,7 @@ async function pythonRun(): Promise<{ rows: string[]; failures: string[]; files:
       const n = pyrightErrors(dir);
       return { ok: n === baseline, out: `pyright reports ${n} errors, ${baseline} before` };
     };
-    const rift = await serveRift(dir);
+    const rift = await connectRift(dir);
     const renames: Outcome[] = [];
     const failures: string[] = [];
     try {

@@ -17,7 +17,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Engine } from '../src/services/engine.ts';
-import type { SymbolRow } from '../src/index/store.ts';
+import { SYMBOL_COLUMNS, SYMBOL_FROM, type SymbolRow } from '../src/index/store.ts';
 import { copyTree, fmtMs, percentile, seededRandom, writeSection } from './lib.ts';
 import { LspClient, TextIndex, type Position } from './lsp-client.ts';
 
@@ -101,17 +101,16 @@ async function indexTree(dir: string, binding: boolean): Promise<{ engine: Engin
   writeFileSync(join(dir, 'rift.toml'), `[providers.binding]\nenabled = ${binding}\n`);
   const engine = await Engine.open(dir, { watch: false });
   const stats = await engine.build();
-  engine.indexer.store.db.pragma('wal_checkpoint(TRUNCATE)');
+  engine.indexer.store.checkpoint();
   return { engine, elapsedMs: stats.elapsedMs, dbBytes: statSync(join(dir, '.rift', 'rift.db')).size, symbols: stats.symbols };
 }
 
 /** The callables to compare, a seeded sample of those under `dirs`. */
 function callers(engine: Engine, dirs: readonly string[], language: string): SymbolRow[] {
-  const rows = engine.indexer.store.db
-    .prepare(
-      `SELECT s.id, f.path, f.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
-              s.span_start, s.span_end, s.item_start, s.item_end, s.line
-       FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.kind IN ('function', 'method') AND f.language = ? ORDER BY f.path, s.span_start`,
+  const rows = engine.indexer.store
+    .prepared(
+      'bench.graph.callables',
+      `SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE s.kind IN ('function', 'method') AND b.language = ? ORDER BY f.path, s.span_start`,
     )
     .all(language) as SymbolRow[];
   const inScope = rows.filter((r) => dirs.some((d) => r.path.startsWith(d + '/')) && !r.path.endsWith('.d.ts'));
@@ -252,8 +251,9 @@ async function startServer(command: string, args: string[], dir: string, name: s
 
 async function traversalLatency(engine: Engine, server: LspClient, dir: string): Promise<Record<string, number[]>> {
   const graph = engine.indexer.graph.store;
-  const seeds = engine.indexer.store.db
-    .prepare(
+  const seeds = engine.indexer.store
+    .prepared(
+      'bench.graph.seeds',
       `SELECT n.path, n.qname, f.language FROM graph_nodes n JOIN graph_files f ON f.path = n.path
        WHERE EXISTS (SELECT 1 FROM graph_edges e WHERE e.src = n.id) ORDER BY n.id`,
     )

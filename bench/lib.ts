@@ -7,8 +7,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-// Small helpers shared by the benchmarks in bench/: timed child processes, percentiles,
-// a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
+// Small helpers shared by the benchmarks in bench/: timed child processes, a `rift mcp` client,
+// percentiles, a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
 
 export const TIME_BIN = '/usr/bin/time';
 
@@ -146,26 +146,33 @@ export function fmtMb(kb: number | null): string {
   return kb === null ? 'n/a' : `${(kb / 1024).toFixed(0)} MB`;
 }
 
-export interface BenchMcp {
+export interface RiftClient {
+  client: Client;
+  /** A tool call's structured result. */
   call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
-/** `rift mcp` serving `dir` over stdio, the way agents run it; a call answers its structured result. */
-export async function serveRift(dir: string, callTimeoutMs = 300_000): Promise<BenchMcp> {
-  const root = fileURLToPath(new URL('..', import.meta.url));
+/**
+ * Starts `rift mcp` on `dir` over stdio (from source, through tsx), the way agents run it, and
+ * connects a client: by default the proxy to the workspace's shared server, with `standalone` a
+ * server of its own. A call waits up to `callTimeoutMs` (engine-backed changes can be slow).
+ */
+export async function connectRift(dir: string, opts: { standalone?: boolean; callTimeoutMs?: number } = {}): Promise<RiftClient> {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', tsx, join(root, 'src/cli/entry.ts'), 'mcp'],
+    args: ['--import', tsx, fileURLToPath(new URL('../src/cli/entry.ts', import.meta.url)), 'mcp', ...(opts.standalone ? ['--standalone'] : [])],
     cwd: dir,
     env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_LOG: 'warn' },
     stderr: 'ignore',
   });
   const client = new Client({ name: 'bench', version: '0' });
   await client.connect(transport);
+  const timeout = opts.callTimeoutMs ?? 300_000;
   return {
-    call: async (name, args) => (await client.callTool({ name, arguments: args }, undefined, { timeout: callTimeoutMs })).structuredContent as Record<string, unknown>,
+    client,
+    call: async (name, args) => (await client.callTool({ name, arguments: args }, undefined, { timeout })).structuredContent as Record<string, unknown>,
     close: () => client.close(),
   };
 }
@@ -228,8 +235,6 @@ export function load1(): number {
  * then left to finish before the server is closed.
  */
 export async function firstAnswer(riftBin: string, dir: string, name: string): Promise<{ ms: number; hits: number; warnings: string[]; connectMs: number }> {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   const started = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,

@@ -86,7 +86,7 @@ async function live(dir: string): Promise<Pick<SizeResult, 'getSymbol' | 'litera
   try {
     await engine.build();
     const random = seededRandom(SEED);
-    const names = (engine.indexer.store.db.prepare(`SELECT name FROM symbols WHERE id % 97 = 0 ORDER BY id`).all() as Array<{ name: string }>).map((r) => r.name);
+    const names = (engine.indexer.store.prepared('bench.scale.names', `SELECT name FROM symbols WHERE id % 97 = 0 ORDER BY id`).all() as Array<{ name: string }>).map((r) => r.name);
     const getSymbol: number[] = [];
     for (let i = 0; i < NAMES + 20 && names.length > 0; i++) {
       const name = names[Math.floor(random() * names.length)];

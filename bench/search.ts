@@ -177,16 +177,16 @@ interface Sizes {
 
 function sizes(engine: Engine, dir: string): Sizes {
   const store = engine.indexer.store;
-  store.db.pragma('wal_checkpoint(TRUNCATE)');
+  store.checkpoint();
   const files = store.files();
-  const withText = store.db.prepare(`SELECT count(*) AS n, coalesce(sum(f.size), 0) AS bytes FROM files f WHERE f.blob_id IN (SELECT DISTINCT blob_id FROM chunks)`).get() as {
+  const withText = store.prepared('bench.withText', `SELECT count(*) AS n, coalesce(sum(f.size), 0) AS bytes FROM files f WHERE f.blob_id IN (SELECT DISTINCT blob_id FROM chunks)`).get() as {
     n: number;
     bytes: number;
   };
   let tables: Sizes['tables'] = [];
   try {
     // dbstat is compiled into better-sqlite3's SQLite; shadow tables of one FTS table fold into it.
-    const rows = store.db.prepare(`SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name`).all() as Array<{ name: string; bytes: number }>;
+    const rows = store.prepared('bench.tables', `SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name`).all() as Array<{ name: string; bytes: number }>;
     const folded = new Map<string, number>();
     for (const r of rows) {
       const base = r.name.replace(/^sqlite_autoindex_/, '').replace(/_(data|idx|content|docsize|config)$/, '').replace(/_\d+$/, '');

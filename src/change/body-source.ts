@@ -1,9 +1,12 @@
-import { closeSync, fstatSync, openSync, readSync, constants } from 'node:fs';
+import { closeSync, fstatSync, openSync, constants } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { invalidField, limitExceeded } from '../core/errors.ts';
+import { pseudoFilesystem } from '../workspace/filesystems.ts';
+import { readBounded } from '../workspace/safe-open.ts';
 
 // BodySource (reference A.5): inline text, or `{"file": "/abs/path"}` the server reads itself.
-// The bound applies to the resolved bytes, so both forms cross it the same way.
+// The bound applies to the resolved bytes, so both forms cross it the same way. A file on a
+// kernel pseudo-filesystem (/proc, /sys, …) is refused: its stated size is no size at all.
 
 export type BodySourceValue = string | { file: string };
 
@@ -24,18 +27,12 @@ export function resolveBodySource(field: 'body' | 'patch', source: BodySourceVal
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw invalidField(`${field}.file`, 'not a regular file');
+    const pseudo = pseudoFilesystem(`/proc/self/fd/${fd}`) ?? pseudoFilesystem(path);
+    if (pseudo) throw invalidField(`${field}.file`, `on the special filesystem ${pseudo}, whose files have no stable size or content; copy the bytes to a regular file first`);
     if (st.size > maxBytes) throw limitExceeded(field, maxBytes, st.size);
-    // Read one byte past the bound so a file that grew since the stat is still caught.
-    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
-    let total = 0;
-    for (;;) {
-      const n = readSync(fd, buf, total, buf.length - total, null);
-      if (n === 0) break;
-      total += n;
-      if (total === buf.length) break;
-    }
-    if (total > maxBytes) throw limitExceeded(field, maxBytes, total);
-    return buf.subarray(0, total);
+    const bytes = readBounded(fd, st.size, maxBytes);
+    if (bytes === null) throw limitExceeded(field, maxBytes, maxBytes + 1);
+    return bytes;
   } finally {
     closeSync(fd);
   }

@@ -4,7 +4,8 @@ import { parseNodeId, parseSymbolId } from '../core/ids.ts';
 import type { SymbolRow } from '../index/store.ts';
 import type { ChangeWarning } from '../protocol/change.ts';
 import { declarationAtRange, extractDeclarations } from '../syntax/declarations.ts';
-import { indentBefore, prevailingEol, reindent, removalRange, separatorAfter, trimTrailingBreaks } from './layout.ts';
+import { countBreaks, prevailingEol, withEol } from '../core/lines.ts';
+import { indentBefore, reindent, removalRange, separatorAfter, trimTrailingBreaks } from './layout.ts';
 import type { ChangeContext, Plan } from './plan.ts';
 import { targetPolicy } from './plan.ts';
 import { count, failed, refuse, sourceChanged, targetExists, type Address } from './refusal.ts';
@@ -80,6 +81,30 @@ export interface InsertRequest {
   createMissing: boolean;
 }
 
+/** Blank lines PEP 8 asks between top-level Python definitions, where the file shows none to follow. */
+const PYTHON_TOP_LEVEL_BLANK_LINES = 2;
+
+/**
+ * How many blank lines separate sibling declarations (those of one container) in this file:
+ * the separation they most often have (the larger on a tie), else two between top-level Python
+ * definitions (PEP 8), else one.
+ */
+function siblingSeparation(ctx: ChangeContext, path: string, s: string, container: string | null, language: string | null): number {
+  const siblings = ctx.indexer.store
+    .symbolsOfFile(path)
+    .filter((r) => r.container === container)
+    .sort((a, b) => a.span_start - b.span_start);
+  const seen = new Map<number, number>();
+  for (let i = 1; i < siblings.length; i++) {
+    const gap = s.slice(siblings[i - 1].span_end, siblings[i].span_start);
+    if (!/^[ \t\r\n]*$/.test(gap)) continue;
+    const blank = Math.max(0, countBreaks(gap) - 1);
+    seen.set(blank, (seen.get(blank) ?? 0) + 1);
+  }
+  if (seen.size > 0) return [...seen.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0])[0][0];
+  return language === 'python' && container === null ? PYTHON_TOP_LEVEL_BLANK_LINES : 1;
+}
+
 export function insertSymbol(ctx: ChangeContext, req: InsertRequest, body: Buffer): Plan {
   const b = body.toString(L);
   if (req.anchor !== null) {
@@ -87,11 +112,13 @@ export function insertSymbol(ctx: ChangeContext, req: InsertRequest, body: Buffe
     const s = r.bytes.toString(L);
     const eol = prevailingEol(s);
     const indent = indentBefore(s, r.row.span_start);
-    const text = reindent(trimTrailingBreaks(b), indent);
+    // The body's lines take the file's ending, so a CRLF file gets no LF lines.
+    const text = withEol(reindent(trimTrailingBreaks(b), indent), eol);
+    const separator = eol.repeat(siblingSeparation(ctx, r.target.target, s, r.row.container, r.row.language) + 1);
     const after =
       req.position === 'before'
-        ? s.slice(0, r.row.span_start) + text + eol + eol + indent + s.slice(r.row.span_start)
-        : s.slice(0, r.row.span_end) + eol + eol + indent + text + s.slice(r.row.span_end);
+        ? s.slice(0, r.row.span_start) + text + separator + indent + s.slice(r.row.span_start)
+        : s.slice(0, r.row.span_end) + separator + indent + text + s.slice(r.row.span_end);
     return { writes: [write(r.target, after)], addresses: [r.address], warnings: warningsOf(r.target) };
   }
   const path = req.file!;
@@ -105,7 +132,9 @@ export function insertSymbol(ctx: ChangeContext, req: InsertRequest, body: Buffe
   if (s.length === 0) after = b;
   else {
     const eol = prevailingEol(s);
-    after = req.position === 'before' ? b + separatorAfter(b, eol) + s : s + separatorAfter(s, eol) + b;
+    const text = withEol(b, eol);
+    const blank = siblingSeparation(ctx, target.target, s, null, ctx.indexer.currentSelection().syntaxLanguage(target.target));
+    after = req.position === 'before' ? text + separatorAfter(text, eol, blank) + s : s + separatorAfter(s, eol, blank) + text;
   }
   return { writes: [write(target, after)], addresses: [], warnings: warningsOf(target) };
 }

@@ -52,7 +52,8 @@ function capture(limit: number) {
   };
 }
 
-export function runHook(root: string, hook: HookConfig, paths: readonly string[]): Promise<HookOutcome> {
+/** Runs one hook; `tag` joins its environment (the change journal finds hooks a dead change left by it). */
+export function runHook(root: string, hook: HookConfig, paths: readonly string[], tag: Record<string, string> = {}): Promise<HookOutcome> {
   const args = hook.changed_paths === 'append' ? [...hook.arguments, ...paths] : [...hook.arguments];
   const cwd = hook.working_directory === '' ? root : join(root, hook.working_directory);
   return new Promise((resolve) => {
@@ -70,7 +71,7 @@ export function runHook(root: string, hook: HookConfig, paths: readonly string[]
     try {
       child = spawn(hook.program, args, {
         cwd,
-        env: { ...process.env, ...hook.environment },
+        env: { ...process.env, ...hook.environment, ...tag },
         stdio: ['ignore', 'pipe', 'pipe'],
         shell: false,
         detached: true, // its own process group, so a timeout kills what it started too

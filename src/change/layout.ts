@@ -1,41 +1,22 @@
+import { lineContentEnd, lineStartAt, nextLineStart } from '../core/lines.ts';
+
 // Text layout for declaration edits, over latin1 strings so every index is a byte offset:
 // indentation of an anchor, the blank-line separator, and how far a removal reaches.
 
 const isBlank = (s: string) => /^[ \t\r\f\v]*$/.test(s);
 
-function lineStart(s: string, offset: number): number {
-  return s.lastIndexOf('\n', offset - 1) + 1;
-}
-
-/** Index just past the line ending of the line holding `offset` (or the end of text). */
-function nextLineStart(s: string, offset: number): number {
-  const nl = s.indexOf('\n', offset);
-  return nl < 0 ? s.length : nl + 1;
-}
-
+/** The text of the line starting at `start`, its ending excluded. */
 function lineContent(s: string, start: number): string {
-  const nl = s.indexOf('\n', start);
-  return s.slice(start, nl < 0 ? s.length : nl);
+  return s.slice(start, lineContentEnd(s, start));
 }
 
 function indentWidth(line: string): number {
   return /^[ \t]*/.exec(line)![0].length;
 }
 
-/** The ending most lines of the text use; LF when it has none. */
-export function prevailingEol(s: string): string {
-  let lf = 0;
-  let crlf = 0;
-  for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) {
-    if (i > 0 && s.charCodeAt(i - 1) === 13) crlf++;
-    else lf++;
-  }
-  return crlf > lf ? '\r\n' : '\n';
-}
-
 /** The whitespace before `offset` on its line, or '' when other text precedes it there. */
 export function indentBefore(s: string, offset: number): string {
-  const prefix = s.slice(lineStart(s, offset), offset);
+  const prefix = s.slice(lineStartAt(s, offset), offset);
   return /^[ \t]*$/.test(prefix) ? prefix : '';
 }
 
@@ -56,9 +37,9 @@ export function trimTrailingBreaks(s: string): string {
   return s.replace(/(\r?\n)+$/, '');
 }
 
-/** Line breaks to add after `s` so one blank line separates it from what follows. */
-export function separatorAfter(s: string, eol: string): string {
-  return eol.repeat(Math.max(0, 2 - trailingBreaks(s)));
+/** Line breaks to add after `s` so `blankLines` blank lines separate it from what follows. */
+export function separatorAfter(s: string, eol: string, blankLines: number): string {
+  return eol.repeat(Math.max(0, blankLines + 1 - trailingBreaks(s)));
 }
 
 /**
@@ -95,7 +76,7 @@ export function reindent(body: string, indent: string): string {
  * text takes exactly its bytes.
  */
 export function removalRange(s: string, start: number, end: number): { start: number; end: number } {
-  const ls = lineStart(s, start);
+  const ls = lineStartAt(s, start);
   let e = end;
   while (e < s.length && (s[e] === ' ' || s[e] === '\t')) e++;
   const aloneAfter = e === s.length || s[e] === '\n' || (s[e] === '\r' && s[e + 1] === '\n');
@@ -104,7 +85,7 @@ export function removalRange(s: string, start: number, end: number): { start: nu
   let from = ls;
   let to = nextLineStart(s, e);
 
-  const prevStart = ls > 0 ? lineStart(s, ls - 1) : -1;
+  const prevStart = ls > 0 ? lineStartAt(s, ls - 1) : -1;
   const prevLine = prevStart >= 0 ? lineContent(s, prevStart) : null;
   const opensBlock = prevLine === null || isBlank(prevLine) || indentWidth(prevLine) < itemIndent;
   if (opensBlock) {
@@ -113,7 +94,7 @@ export function removalRange(s: string, start: number, end: number): { start: nu
   const closesBlock = to >= s.length || indentWidth(lineContent(s, to)) < itemIndent;
   if (closesBlock) {
     while (from > 0) {
-      const p = lineStart(s, from - 1);
+      const p = lineStartAt(s, from - 1);
       if (!isBlank(lineContent(s, p))) break;
       from = p;
     }

@@ -1,6 +1,6 @@
-import { lineEndingOf, splitLinesKeepEnds } from '../core/lines.ts';
+import { lineEndingOf, splitEnding, splitLinesKeepEnds } from '../core/lines.ts';
 import { refuse, failed, text, sourceChanged, targetExists } from './refusal.ts';
-import { renderHeader, stripEol, type FilePatch, type Hunk } from './patch-parse.ts';
+import { renderHeader, type FilePatch, type Hunk } from './patch-parse.ts';
 
 // Applying one file's hunks with git apply semantics as the spec states them (reference F.12
 // rules 131–140): a hunk is located by its pre-image (context + deleted lines), searching from
@@ -17,7 +17,7 @@ interface ImageLine {
 }
 
 function toImage(bytes: Buffer): ImageLine[] {
-  return splitLinesKeepEnds(bytes.toString('latin1')).map((line) => ({ ...stripEol(line), patched: false }));
+  return splitLinesKeepEnds(bytes.toString('latin1')).map((line) => ({ ...splitEnding(line), patched: false }));
 }
 
 function majorityEol(image: readonly ImageLine[]): string | null {

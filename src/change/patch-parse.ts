@@ -2,7 +2,7 @@ import { invalidField, limitExceeded } from '../core/errors.ts';
 import { PATCH_FILES_MAX, PATCH_HUNKS_MAX } from '../core/limits.ts';
 import { projectPathViolation } from '../core/path.ts';
 import { unsupported } from './refusal.ts';
-import { splitLinesKeepEnds } from '../core/lines.ts';
+import { splitEnding, splitLinesKeepEnds } from '../core/lines.ts';
 
 // Parsing a unified diff the way `git apply --recount` reads one (reference F.12 rules
 // 128–135). Text is handled as latin1 so each byte is one code unit: matching and output
@@ -43,13 +43,6 @@ export interface FilePatch {
 const HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 const UNIFIED_FORM = 'send a unified diff: `--- a/<path>` and `+++ b/<path>` file headers followed by `@@ -l,n +l,n @@` hunks';
 
-/** A line's content and its ending ('\n', '\r\n', or '' for a last line without one). */
-export function stripEol(line: string): { text: string; eol: string } {
-  if (line.endsWith('\r\n')) return { text: line.slice(0, -2), eol: '\r\n' };
-  if (line.endsWith('\n')) return { text: line.slice(0, -1), eol: '\n' };
-  return { text: line, eol: '' };
-}
-
 /** Renders a hunk header git-style (a count of 1 is omitted). */
 export function renderHeader(h: Hunk): string {
   const side = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
@@ -77,9 +70,13 @@ function unquote(raw: string): string {
   return out;
 }
 
-/** The project path of a `---`/`+++` header, or null for `/dev/null`. */
-function headerPath(line: string, prefix: 'a/' | 'b/', fileOrdinal: number): string | null {
-  let raw = stripEol(line).text.slice(4);
+/**
+ * The project path of a `---`/`+++` header, or null for `/dev/null`. Like `git apply -p1`, the
+ * `a/` or `b/` prefix is dropped on either side, so a reversed diff (`git diff -R`: `--- b/x`,
+ * `+++ a/x`) names the same file on both.
+ */
+function headerPath(line: string, fileOrdinal: number): string | null {
+  let raw = splitEnding(line).text.slice(4);
   if (!raw.startsWith('"')) {
     const tab = raw.indexOf('\t');
     if (tab >= 0) raw = raw.slice(0, tab);
@@ -87,7 +84,7 @@ function headerPath(line: string, prefix: 'a/' | 'b/', fileOrdinal: number): str
   }
   raw = unquote(raw);
   if (raw === '/dev/null') return null;
-  if (raw.startsWith(prefix)) raw = raw.slice(2);
+  if (raw.startsWith('a/') || raw.startsWith('b/')) raw = raw.slice(2);
   const path = Buffer.from(raw, 'latin1').toString('utf8');
   const violation = projectPathViolation(path);
   if (violation === 'backslash') {
@@ -95,6 +92,12 @@ function headerPath(line: string, prefix: 'a/' | 'b/', fileOrdinal: number): str
   }
   if (violation) throw invalidField('patch', `file ${fileOrdinal}: path ${JSON.stringify(path)} ${violation}`);
   return path;
+}
+
+const NO_RENAME = 'patch carries no rename or copy support — use move_file, then patch the moved file';
+
+function pureRenameOrCopy(ordinal: number) {
+  return unsupported(`patch file ${ordinal} is a git rename or copy without content changes; ${NO_RENAME}`);
 }
 
 /**
@@ -118,7 +121,8 @@ export function parsePatch(body: Buffer): FilePatch[] {
   while (i < lines.length) {
     const line = lines[i];
     if (line.startsWith('diff ')) {
-      renameOrCopy = false;
+      // A rename or copy with no content change carries no `---`/`+++` header at all.
+      if (renameOrCopy) throw pureRenameOrCopy(files.length + 1);
       i++;
       continue;
     }
@@ -137,12 +141,12 @@ export function parsePatch(body: Buffer): FilePatch[] {
       for (let k = i + 2; k < lines.length; k++) if (isFileHeader(k)) total++;
       throw limitExceeded('patch.files', PATCH_FILES_MAX, total);
     }
-    const oldPath = headerPath(lines[i], 'a/', ordinal);
-    const newPath = headerPath(lines[i + 1], 'b/', ordinal);
+    const oldPath = headerPath(lines[i], ordinal);
+    const newPath = headerPath(lines[i + 1], ordinal);
     i += 2;
     if (oldPath === null && newPath === null) throw unsupported(`patch file ${ordinal} has /dev/null on both sides; a patch creates, modifies or deletes one named file`);
     if (renameOrCopy || (oldPath !== null && newPath !== null && oldPath !== newPath)) {
-      throw unsupported(`patch file ${ordinal} renames or copies ${oldPath ?? '/dev/null'} to ${newPath ?? '/dev/null'}; patch carries no rename or copy support — use move_file, then patch the moved file`);
+      throw unsupported(`patch file ${ordinal} renames or copies ${oldPath ?? '/dev/null'} to ${newPath ?? '/dev/null'}; ${NO_RENAME}`);
     }
     const hunks: Hunk[] = [];
     while (i < lines.length && lines[i].startsWith('@@')) {
@@ -155,7 +159,7 @@ export function parsePatch(body: Buffer): FilePatch[] {
         const l = lines[i];
         const c = l[0];
         if (c === ' ' || c === '-' || c === '+') {
-          const { text: t, eol } = stripEol(l.slice(1));
+          const { text: t, eol } = splitEnding(l.slice(1));
           body.push({ op: c, text: t, eol, noNewline: false });
         } else if (c === '\\') {
           if (body.length > 0) body[body.length - 1].noNewline = true;
@@ -183,6 +187,7 @@ export function parsePatch(body: Buffer): FilePatch[] {
     files.push({ ordinal, oldPath, newPath, hunks });
     renameOrCopy = false;
   }
+  if (renameOrCopy) throw pureRenameOrCopy(files.length + 1);
   if (files.length === 0) {
     throw invalidField('patch', `carries no \`---\` file header; ${UNIFIED_FORM}`);
   }

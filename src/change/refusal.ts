@@ -48,6 +48,12 @@ export function targetIsFile(addresses: Address[], path: string): Refusal {
   return refuse('unmet_precondition', [failed('target_is_file', addresses, [path], bool(true), bool(false))]);
 }
 
+/** `unmet_precondition` / `writable`: the file's mode forbids changing it (0444 and the like). */
+export function notWritable(addresses: Address[], path: string, mode: number): Refusal {
+  const octal = (mode & 0o7777).toString(8).padStart(4, '0');
+  return refuse('unmet_precondition', [failed('writable', addresses, [path], text('a file its owner may write'), text(`mode ${octal}`))]);
+}
+
 /** `unmet_precondition` / `source_unchanged` with expected and observed texts (digests or hunk evidence). */
 export function sourceChanged(addresses: Address[], paths: string[], expected: string, observed: string): Refusal {
   return refuse('unmet_precondition', [failed('source_unchanged', addresses, paths, text(expected), text(observed))]);

@@ -2,52 +2,74 @@ import { RiftError } from '../core/errors.ts';
 import { setLogLevel } from '../core/log.ts';
 import { UsageError } from './args.ts';
 import { VERSION } from './version.ts';
+import { DEFAULT_HOST, DEFAULT_MODEL } from '../agent/base/config.ts';
 
 // `rift <command>`: argument parsing and wiring only; each command lives in its own file and
 // is loaded only when run, so a command pays for nothing it does not use.
 
 export { VERSION };
 
+/** The command list: `rift --help` prints it, and README.md's Commands block is this text (a test keeps them equal). */
+export const USAGE = `rift [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
+                                             the terminal UI: chat, review edits, slash commands (docs/tui.md)
+rift index [--workspace DIR] [--json] [--skipped]
+                                             build or refresh the index in DIR/.rift (--skipped lists files left out)
+rift symbol <name> [--rev REV] [--history] [--source] [--limit N] [--page N] [--workspace DIR] [--json]
+                                             find declarations by (qualified) name: path:line  kind name
+                                             (--rev: as a branch, tag or commit holds them)
+rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
+            [--rev REV] [--source] [--limit N] [--page N] [--workspace DIR] [--json]
+                                             ranked search over names, declarations and text
+rift log <symbol> [--rev REV] [--workspace DIR] [--json]
+                                             a declaration's history, newest first: introduced,
+                                             body/signature/decorators changed, removed
+rift nodes <path>:<line>[:<col>] [--workspace DIR] [--json]
+rift nodes <path> <byte-offset> [--workspace DIR] [--json]
+                                             the syntax nodes containing a position (1-based
+                                             line and column, or a UTF-8 byte offset)
+rift map [--workspace DIR] [--json]          languages, modules, most referenced symbols,
+                                             entry points and docs of the tree
+rift callers <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+rift callees <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
+                                             who calls a declaration / what it calls, as a tree
+rift path <from> <to> [--depth N] [--facets …] [--incoming] [--workspace DIR] [--json]
+                                             the shortest route from one declaration to another
+rift mcp [--workspace DIR] [--standalone]    serve MCP over stdio (for agents), through the
+                                             workspace's shared server (--standalone: in-process)
+rift server [--workspace DIR] [--port N] [--idle-timeout 30m] [--stop]
+                                             the workspace's one MCP server over HTTP on 127.0.0.1
+rift status [--workspace DIR] [--json]       the running server: clients, index state, memory
+rift -p "<prompt>" [--model M] [--host URL] [--json] [--trace FILE]
+        [--continue | --resume PATH] [--approve]
+                                             run one agent turn headless (docs/agent.md)
+rift --serve [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
+                                             editor protocol v1: JSON lines over stdio (docs/serve.md)
+rift acp [--model M] [--host URL] [--approve[=false]]
+                                             the Agent Client Protocol over stdio, for editors
+                                             such as Zed and Neovim (docs/acp.md)
+rift trust [--workspace DIR] [--list]        decide on a terminal what this repository may run
+                                             or redirect (its .rift.json, rift.toml hooks, plugins)
+rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
+rift --help | --version
+`;
+
 export const HELP = `rift ${VERSION} — read and change code by meaning
 
 Usage:
-  rift [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
-                                               the terminal UI: chat, review edits, slash commands (docs/tui.md)
-  rift index [--workspace DIR] [--json] [--skipped]
-                                               build or refresh the index in DIR/.rift (--skipped lists files left out)
-  rift symbol <name> [--workspace DIR] [--limit N] [--page N] [--json]
-                                               find declarations by (qualified) name
-  rift search <query> [--target symbol|file|all] [--include-path GLOB]… [--exclude-path GLOB]…
-              [--source] [--limit N] [--page N] [--workspace DIR] [--json]
-                                               ranked search over names, declarations and text
-  rift nodes <path> <byte-offset> [--workspace DIR] [--json]
-                                               syntax nodes containing a byte offset
-  rift map [--workspace DIR] [--json]          languages, modules, most referenced symbols,
-                                               entry points and docs of the tree
-  rift callers <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
-  rift callees <symbol> [--depth N] [--facets calls,constructs,…] [--workspace DIR] [--json]
-                                               who calls a declaration / what it calls, as a tree
-  rift path <from> <to> [--depth N] [--facets …] [--incoming] [--workspace DIR] [--json]
-                                               the shortest route from one declaration to another
-  rift mcp [--workspace DIR] [--standalone]    serve MCP over stdio (for agents), through the
-                                               workspace's shared server (--standalone: in-process)
-  rift server [--workspace DIR] [--port N] [--idle-timeout 30m] [--stop]
-                                               the workspace's one MCP server over HTTP on 127.0.0.1
-  rift status [--workspace DIR] [--json]       the running server: clients, index state, memory
-  rift -p "<prompt>" [--model M] [--host URL] [--json] [--trace FILE]
-          [--continue | --resume PATH] [--approve]
-                                               run one agent turn headless (docs/agent.md)
-  rift --serve [--model M] [--host URL] [--continue | --resume PATH] [--approve[=false]]
-                                               editor protocol v1: JSON lines over stdio (docs/serve.md)
-  rift trust [--workspace DIR] [--list]        decide on a terminal what this repository may run
-                                               or redirect (its .rift.json, rift.toml hooks, plugins)
-  rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
-  rift --help | --version
-
+${USAGE.replace(/^/gm, '  ').replace(/ +$/, '')}
 A <symbol> is a SymbolId (rift://symbol/…) or a name matching one declaration.
 The workspace defaults to the current directory. Configuration: rift.toml at the
 workspace root (see docs/configuration.md). Tools: docs/mcp.md. Trust
 boundaries, the sandbox and what a cloned repository can do: docs/security.md.
+
+rift index counts: files indexed; parsed, those a language provider read declarations from;
+re-parsed, those parsed in this run (new or changed since the last); removed, those gone since
+the last run; skipped, visible files left out (over [source].max_file_bytes, not UTF-8, a NUL
+byte, a link, a non-NFC name). --json adds the tree revision.
+
+Agent (the TUI, -p, --serve): the model is ${DEFAULT_MODEL} on ${DEFAULT_HOST} unless --model/--host,
+RIFT_MODEL/RIFT_HOST or the config (~/.config/rift/config.json, .rift.json) name another;
+provider/model addresses reach OpenAI-compatible servers (docs/agent.md).
 `;
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -84,6 +106,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./nodes-command.ts')).runNodes(rest);
       case 'search':
         return await (await import('./search-command.ts')).runSearch(rest);
+      case 'log':
+        return await (await import('./log-command.ts')).runLog(rest);
       case 'map':
         return await (await import('./map-command.ts')).runMap(rest);
       case 'callers':
@@ -98,6 +122,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./server-command.ts')).runServerCommand(rest, VERSION);
       case 'status':
         return await (await import('./status-command.ts')).runStatus(rest);
+      case 'acp':
+        return await (await import('./acp-command.ts')).runAcpCommand(rest, VERSION);
       case 'trust':
         return await (await import('./trust-command.ts')).runTrust(rest);
       case 'doctor':

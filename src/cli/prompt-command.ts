@@ -46,6 +46,8 @@ export async function runPrompt(argv: readonly string[]): Promise<number> {
   }
   const { agent, route } = assembly;
   await assembly.openCode(cwd);
+  // The one turn runs with every MCP server that could start (a dead one is only a warning).
+  await assembly.mcp.ready();
 
   const ctl = new AbortController();
   const onSigint = () => ctl.abort();

@@ -2,7 +2,8 @@ import { SEARCH_LIMIT_DEFAULT } from '../core/limits.ts';
 import { Engine } from '../services/engine.ts';
 import { PAGING, pageFlags, parse, UsageError, WORKSPACE } from './args.ts';
 
-// `rift search <query>`: ranked hits as `path:line  kind name` rows a terminal can click.
+// `rift search <query>`: ranked hits as `path:line  kind name` rows a terminal can click
+// (`--rev`: over a commit's tree).
 
 export async function runSearch(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parse(
@@ -15,6 +16,7 @@ export async function runSearch(argv: readonly string[]): Promise<number> {
       'exclude-path': { type: 'string', multiple: true },
       ...PAGING,
       source: { type: 'boolean' },
+      rev: { type: 'string' },
     },
     1,
   );
@@ -29,6 +31,7 @@ export async function runSearch(argv: readonly string[]): Promise<number> {
       ...paging,
       paths: { include: values['include-path'] ?? [], exclude: values['exclude-path'] ?? [] },
       include: values.source || values.json ? ['source', 'score'] : [],
+      ...(values.rev === undefined ? {} : { rev: values.rev }),
     });
     if (values.json) {
       process.stdout.write(JSON.stringify(result) + '\n');

@@ -5,9 +5,9 @@ import { UsageError } from './args.ts';
 // A symbol named on the command line: a SymbolId as tools return it, or a (qualified) name that
 // matches exactly one declaration. Several equally good matches are listed for the caller to pick.
 
-export async function symbolArgument(engine: Engine, arg: string): Promise<string> {
+export async function symbolArgument(engine: Engine, arg: string, rev?: string): Promise<string> {
   if (parseSymbolId(arg) !== null) return arg;
-  const found = await engine.read.getSymbol({ name: arg, include: [], limit: 20 });
+  const found = await engine.read.getSymbol({ name: arg, include: [], limit: 20, ...(rev === undefined ? {} : { rev }) });
   const exact = found.hits.filter((h) => h.symbol.name === arg || h.symbol.name.endsWith(`.${arg}`) || h.symbol.name.endsWith(`::${arg}`));
   const picks = exact.length > 0 ? exact : found.hits;
   if (picks.length === 1) return picks[0].symbol.id;

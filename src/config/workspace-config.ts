@@ -80,9 +80,15 @@ export interface SearchTextConfig {
   exclude: string[];
 }
 
+export type EmbeddingProvider = 'ollama' | 'openai';
+
 export interface SearchSemanticConfig {
   enabled: boolean;
   model: string | null;
+  /** Which embedding API `url` speaks: Ollama's `/api/embed` or OpenAI-compatible `/v1/embeddings`. */
+  provider: EmbeddingProvider;
+  /** The embedding server's base URL (`http://127.0.0.1:11434`). */
+  url: string;
 }
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -232,7 +238,7 @@ export function defaultConfig(): WorkspaceConfig {
     },
     search: {
       text: { include: ['**'], exclude: [] },
-      semantic: { enabled: false, model: null },
+      semantic: { enabled: false, model: null, provider: 'ollama', url: 'http://127.0.0.1:11434' },
     },
     logs: { capture: 'info', page_records: 200, retention_records: 10_000 },
     execution: { allow: [], max_code: 16 * KB, max_timeout: 30 * SECOND, max_output: 8 * KB, max_concurrent: 2 },
@@ -497,7 +503,7 @@ const HISTORY_KEYS = ['enabled', 'max_revisions'];
 const BINDING_KEYS = ['enabled'];
 const SEARCH_KEYS = ['text', 'semantic'];
 const SEARCH_TEXT_KEYS = ['include', 'exclude'];
-const SEARCH_SEMANTIC_KEYS = ['enabled', 'model'];
+const SEARCH_SEMANTIC_KEYS = ['enabled', 'model', 'provider', 'url'];
 const LOGS_KEYS = ['capture', 'page_records', 'retention_records'];
 const EXECUTION_KEYS = ['allow', 'max_code', 'max_timeout', 'max_output', 'max_concurrent'];
 const HOOK_KEYS = [
@@ -522,6 +528,16 @@ const LANGUAGE_ID = /^[a-z][a-z0-9._-]{0,63}$/;
 const ENGINE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const HOOK_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const MODEL_ID = /^[A-Za-z0-9._/:-]{1,128}$/;
+
+/** An `http:` or `https:` URL without credentials (they would end up in logs). */
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
+}
 const SELECTOR_PART = '[a-z0-9][a-z0-9._+-]{0,63}';
 const LANGUAGE_SELECTOR = new RegExp(`^${SELECTOR_PART}(?::${SELECTOR_PART})?$`);
 
@@ -670,7 +686,10 @@ function readSearch(value: TomlValue | undefined, d: WorkspaceConfig['search']):
     if (model !== undefined && !MODEL_ID.test(model)) {
       throw invalid(t.field('model'), 'embedding_model_invalid', ['value', model]);
     }
-    semantic = { enabled, model: model ?? d.semantic.model };
+    const provider = t.choice('provider', ['ollama', 'openai'] as const, d.semantic.provider);
+    const url = t.string('url');
+    if (url !== undefined && !isHttpUrl(url)) throw invalid(t.field('url'), 'embedding_url_invalid', ['value', url]);
+    semantic = { enabled, model: model ?? d.semantic.model, provider, url: url?.replace(/\/+$/, '') ?? d.semantic.url };
   }
   return { text, semantic };
 }

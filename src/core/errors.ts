@@ -24,7 +24,15 @@ interface Descriptor {
   explanation: string;
   retry: Retry;
   action: string;
+  /** Actions for the cases the default does not fit, by name; a site picks one, never writes its own. */
+  variants?: Readonly<Partial<Record<ActionVariant, string>>>;
 }
+
+/**
+ * The cases a code's default action does not fit: a workspace directory that does not exist,
+ * a limit with no configuration key to raise, a capability no configuration provides.
+ */
+export type ActionVariant = 'workspace' | 'fixed' | 'unserved';
 
 export const ERROR_REGISTRY: Readonly<Record<ErrorCode, Descriptor>> = {
   invalid_request: {
@@ -41,6 +49,7 @@ export const ERROR_REGISTRY: Readonly<Record<ErrorCode, Descriptor>> = {
     explanation: 'the requested resource does not exist in the current snapshot',
     retry: 'operator_action',
     action: 'search or list first, then retry with an identity that answer returned',
+    variants: { workspace: 'start rift inside an existing directory, or name one with --workspace DIR' },
   },
   content_unavailable: {
     explanation: 'the addressed content exists but its bytes cannot be served',
@@ -66,6 +75,8 @@ export const ERROR_REGISTRY: Readonly<Record<ErrorCode, Descriptor>> = {
     explanation: 'the request exceeded a declared resource limit',
     retry: 'never',
     action: 'resize the request below the named limit, or raise that limit in the workspace configuration',
+    // Most limits are fixed; only a few have a `rift.toml` key to raise.
+    variants: { fixed: 'resize the request below the named limit' },
   },
   storage_failure: {
     explanation: 'workspace state could not be read or written',
@@ -96,8 +107,11 @@ export const ERROR_REGISTRY: Readonly<Record<ErrorCode, Descriptor>> = {
     explanation: 'no configured provider serves this request',
     retry: 'operator_action',
     action: 'adjust the request to a served capability, or configure a provider that serves it',
+    // A capability no configuration of this build can provide.
+    variants: { unserved: 'adjust the request to a served capability' },
   },
 };
+
 
 export const ERROR_CODES = Object.keys(ERROR_REGISTRY) as ErrorCode[];
 
@@ -116,13 +130,25 @@ export interface RiftErrorOptions {
   limit?: LimitEvidence;
   /** A message rendered already: an error relayed from another rift process keeps its words. */
   message?: string;
+  /** The registry's action for this case, where the code's default does not fit. */
+  action?: ActionVariant;
 }
 
-export function renderError(code: ErrorCode, evidence: Evidence): string {
+/** The action a code directs, in its default form or the named variant (which the code must define). */
+export function actionOf(code: ErrorCode, variant?: ActionVariant): string {
   const d = ERROR_REGISTRY[code];
-  if (evidence.length === 0) return `${d.explanation}; ${d.action}`;
+  if (variant === undefined) return d.action;
+  const action = d.variants?.[variant];
+  if (action === undefined) throw new Error(`error code ${code} has no action variant ${variant}`);
+  return action;
+}
+
+export function renderError(code: ErrorCode, evidence: Evidence, variant?: ActionVariant): string {
+  const d = ERROR_REGISTRY[code];
+  const action = actionOf(code, variant);
+  if (evidence.length === 0) return `${d.explanation}; ${action}`;
   const parts = evidence.map(([k, v]) => `${k} ${String(v)}`);
-  return `${d.explanation}: ${parts.join(', ')}; ${d.action}`;
+  return `${d.explanation}: ${parts.join(', ')}; ${action}`;
 }
 
 /** The program's own error. The wire error (-32000 + ErrorData) is made only at the transport edge. */
@@ -134,7 +160,7 @@ export class RiftError extends Error {
   readonly limit: LimitEvidence | undefined;
 
   constructor(code: ErrorCode, evidence: Evidence = [], options: RiftErrorOptions = {}) {
-    super(options.message ?? renderError(code, evidence));
+    super(options.message ?? renderError(code, evidence, options.action));
     this.name = 'RiftError';
     this.code = code;
     this.evidence = evidence;
@@ -152,18 +178,32 @@ export function invalidField(field: string, violation: string): RiftError {
   ]);
 }
 
-/** `limit_exceeded` that always carries which limit and by how much. */
-export function limitExceeded(field: string, limit: number, required: number, evidence: Evidence = []): RiftError {
+/**
+ * `limit_exceeded` that always carries which limit and by how much. Only a limit that is a
+ * `rift.toml` key (`configurable`) advises raising it in the workspace configuration.
+ */
+export function limitExceeded(field: string, limit: number, required: number, evidence: Evidence = [], configurable = false): RiftError {
   return new RiftError(
     'limit_exceeded',
     [['limit', field], ['maximum', limit], ['required', required], ...evidence],
-    { limit: { field, limit, required } },
+    { limit: { field, limit, required }, action: configurable ? undefined : 'fixed' },
   );
 }
 
-/** `capability_unavailable` for a named capability (reference D.3). */
-export function capabilityUnavailable(capability: string, evidence: Evidence = []): RiftError {
-  return new RiftError('capability_unavailable', [['capability', capability], ...evidence]);
+/** `storage_failure` naming the project path (never an absolute one) and the errno. */
+export function storageFailure(path: string, e: unknown): RiftError {
+  return new RiftError('storage_failure', [
+    ['path', path],
+    ['io', (e as NodeJS.ErrnoException).code ?? (e as Error).message],
+  ]);
+}
+
+/**
+ * `capability_unavailable` for a named capability (reference D.3). `configurable` says whether
+ * some configuration serves it (a provider to enable); otherwise the advice is only to adjust.
+ */
+export function capabilityUnavailable(capability: string, evidence: Evidence = [], configurable = false): RiftError {
+  return new RiftError('capability_unavailable', [['capability', capability], ...evidence], { action: configurable ? undefined : 'unserved' });
 }
 
 export function isRiftError(e: unknown): e is RiftError {

@@ -8,6 +8,8 @@ export const GET_SYMBOL_LIMIT_DEFAULT = 5;
 export const SEARCH_LIMIT_DEFAULT = 20;
 export const NAME_LENGTH_MAX = 4096;
 export const PROJECT_PATH_BYTES_MAX = 4096;
+/** One path segment, in bytes: the NAME_MAX of every common filesystem. */
+export const PATH_SEGMENT_BYTES_MAX = 255;
 export const ID_LENGTH_MAX = 8192;
 export const SYNTAX_NODES_MAX = 250_000;
 export const SYNTAX_DEPTH_MAX = 512;
@@ -81,6 +83,34 @@ export const ENGINE_EDIT_FILES_MAX = 1000;
 export const RENAME_SURVIVORS_MAX = 100;
 /** References named by a `no_references` refusal or a forced removal's warning. */
 export const REMOVE_REFERENCES_REPORTED_MAX = 64;
+/** How long a change waits for the tree's cross-process lock before `temporarily_unavailable`. */
+export const CHANGE_LOCK_WAIT_MS = 30_000;
+/** Longest pause between two attempts to take the tree lock (the backoff starts at 1 ms). */
+export const CHANGE_LOCK_BACKOFF_MAX_MS = 16;
+/** Changes the tree's change log keeps so other processes can refresh what they missed. */
+export const CHANGE_LOG_ENTRIES_MAX = 4096;
+/**
+ * How long a write to `.rift/rift.db` waits while another rift process on the tree writes (the
+ * SQLite busy timeout) before it fails (a change then answers `storage_failure`, io SQLITE_BUSY):
+ * one write batch, or an end-of-build merge of a large tree, holds the database for seconds at most.
+ */
+export const STORE_BUSY_WAIT_MS = 30_000;
+
+// MCP servers as the agent's tools, and the ACP front end.
+/** How long the agent waits for one MCP server to start and list its tools (reference B.11). */
+export const MCP_START_TIMEOUT_MS = 30_000;
+/** Each request to an MCP server the agent uses, a tool call included (reference B.11). */
+export const MCP_REQUEST_TIMEOUT_MS = 60_000;
+/** Tools one MCP server may offer the model; the rest are not registered (with a warning). */
+export const MCP_TOOLS_PER_SERVER_MAX = 128;
+/** Longest tool name a model provider accepts; a longer `<server>_<tool>` is not registered. */
+export const TOOL_NAME_CHARS_MAX = 64;
+/** Bytes of an MCP tool result the model sees; past it the middle is cut, with a note saying so. */
+export const MCP_RESULT_BYTES_MAX = 50_000;
+/** Bytes of a stdio MCP server's stderr kept to explain why it failed. */
+export const MCP_STDERR_TAIL_BYTES = 2000;
+/** Largest file an ACP tool call shows as a diff (old or new text); larger ones show only their location. */
+export const ACP_DIFF_BYTES_MAX = 1024 * 1024;
 
 // The terminal UI (src/tui).
 /** Prompts kept in the input history (Up/Down), across sessions. */
@@ -95,6 +125,12 @@ export const SESSIONS_SHOWN_MAX = 20;
 export const DIFF_LINES_SHOWN_MAX = 200;
 /** Frame interval of the TUI's render scheduler (≈30 frames a second). */
 export const FRAME_MS = 33;
+/** Longest command line `rift --serve` reads from stdin; a longer one is dropped with a warning. */
+export const SERVE_LINE_BYTES_MAX = 16 * 1024 * 1024;
+/** Longest line of a model server's streamed reply (NDJSON or SSE). */
+export const MODEL_STREAM_LINE_BYTES_MAX = 16 * 1024 * 1024;
+/** How long the startup check of the model (and a model switch's) may take in all, retries included. */
+export const PREFLIGHT_TIMEOUT_MS = 5_000;
 /** Most hops one traversal walks (`traversal.depth`). */
 export const TRAVERSAL_DEPTH_MAX = 8;
 /** Most symbols one traversal visits before it stops with `traversal_truncated`. */
@@ -109,3 +145,23 @@ export const MAP_HUBS_MAX = 20;
 export const MAP_MODULE_DEPTH = 3;
 /** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
 export const VERIFIED_FILES_MAX = 65_536;
+/** Entries (files, links, submodules) a revision's tree may list before a revision read refuses. */
+export const REVISION_TREE_ENTRIES_MAX = 65_536;
+/** Output one git command (a tree listing, a history walk) may produce. */
+export const GIT_OUTPUT_BYTES_MAX = 256 * 1024 * 1024;
+/** Revision snapshots kept at once; the least recently used goes first. */
+export const REVISION_SNAPSHOTS_MAX = 8;
+/** Bytes all kept revision snapshots may hold together (their indexes and the blob bytes they serve). */
+export const REVISION_SNAPSHOT_BYTES_MAX = 512 * 1024 * 1024;
+/** Parsed blobs kept by content for reuse across revisions, least recently used first out. */
+export const REVISION_BLOBS_MAX = 200_000;
+/** Bytes of parsed blobs kept for reuse across revisions. */
+export const REVISION_BLOB_BYTES_MAX = 512 * 1024 * 1024;
+/** Declarations sent to the embedding server in one request while the semantic tier prepares. */
+export const SEMANTIC_BATCH_SIZE = 32;
+/** Bytes of a declaration's source (from its start) that its embedded text carries. */
+export const SEMANTIC_TEXT_BYTES_MAX = 2048;
+/** Declarations the semantic lane hands to fusion per query. */
+export const SEMANTIC_CANDIDATES_MAX = 100;
+/** How long one embedding request may take before the tier is declared unavailable. */
+export const EMBED_TIMEOUT_MS = 60_000;

@@ -1,4 +1,4 @@
-import { PROJECT_PATH_BYTES_MAX } from './limits.ts';
+import { PATH_SEGMENT_BYTES_MAX, PROJECT_PATH_BYTES_MAX } from './limits.ts';
 
 // Project paths: workspace-relative, `/`-separated, NFC, never naming rift's own state.
 
@@ -8,6 +8,7 @@ export type PathViolation =
   | 'absolute'
   | 'dot_segment'
   | 'empty_segment'
+  | 'segment_too_long'
   | 'backslash'
   | 'control_character'
   | 'non_canonical_unicode'
@@ -19,6 +20,7 @@ export const PATH_VIOLATIONS: readonly PathViolation[] = [
   'absolute',
   'dot_segment',
   'empty_segment',
+  'segment_too_long',
   'backslash',
   'control_character',
   'non_canonical_unicode',
@@ -43,6 +45,7 @@ export function projectPathViolation(path: string): PathViolation | null {
     if (s === '.' || s === '..') return 'dot_segment';
   }
   for (const s of segments) if (s === '') return 'empty_segment';
+  for (const s of segments) if (Buffer.byteLength(s, 'utf8') > PATH_SEGMENT_BYTES_MAX) return 'segment_too_long';
   if (path.normalize('NFC') !== path) return 'non_canonical_unicode';
   if (segments.includes('.rift')) return 'rift_state';
   return null;

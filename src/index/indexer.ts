@@ -1,19 +1,20 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
+import { Lane } from '../core/lane.ts';
 import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
-import { Visibility, type SourcePolicy } from '../workspace/visibility.ts';
+import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { walkWorkspace, compareProjectPaths, nfcConflict } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { watchWorkspace, isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileUpdate, type StoredFile } from './store.ts';
+import { type Store, type FileUpdate, type StoredFile } from './store.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 import { RelationGraph } from './graph/graph.ts';
@@ -64,15 +65,6 @@ export interface BuildProgress {
   skipped?: number;
 }
 
-export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
-  return {
-    include: config.source.include,
-    exclude: config.source.exclude,
-    respectGitignore: config.source.respect_gitignore,
-    maxFileBytes: config.source.max_file_bytes,
-    maxFiles: config.source.max_files,
-  };
-}
 
 /** The syntax language of a language entry, when a built-in provider parses it. */
 function syntaxLanguageOf(entry: { id: string } | null): LanguageId | null {
@@ -109,7 +101,7 @@ export class Indexer {
   private visibility: Visibility | null = null;
   private selection: Selection | null = null;
   private pool: WorkerPool | null = null;
-  private lane: Promise<unknown> = Promise.resolve();
+  private readonly lane = new Lane();
   private readonly pending = new Set<string>();
   private readonly inflight = new Set<string>();
   private policyDirty = false;
@@ -137,7 +129,7 @@ export class Indexer {
     this.root = root;
     this.configLoader = configLoader;
     this.store = store;
-    this.graph = new RelationGraph(store.db);
+    this.graph = new RelationGraph(store.tables());
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
     // A read that finds a file's bytes changed behind the index treats it as a watcher event:
     // reads warn `stale_index` until the file is re-indexed.
@@ -221,9 +213,7 @@ export class Indexer {
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.lane.then(work, work);
-    this.lane = run.catch(() => undefined);
-    return run;
+    return this.lane.run(work);
   }
 
   private async reconcile(onProgress?: (p: BuildProgress) => void): Promise<BuildStats> {
@@ -380,9 +370,9 @@ export class Indexer {
     return { updates, touches, drops };
   }
 
-  /** Store and graph writes of one batch land in one transaction. */
+  /** Store and graph writes of one batch land in one transaction (IMMEDIATE: see Store.transaction). */
   private transaction(work: () => void): void {
-    this.store.db.transaction(work)();
+    this.store.transaction(work);
   }
 
   /** Publishes what a long build has stored so far: readers waiting for it may answer now. */
@@ -477,7 +467,8 @@ export class Indexer {
         await this.reconcile();
         return;
       }
-      await initSyntax();
+      // Grammars load only when a path needs parsing (a change to a text file loads none).
+      if (paths.some((p) => this.selection!.syntaxLanguage(p))) await initSyntax();
       this.applyPaths([...paths].sort());
     });
   }
@@ -564,14 +555,14 @@ export class Indexer {
   async settle(): Promise<void> {
     while (this.timer || this.pending.size > 0 || this.inflight.size > 0) {
       await new Promise((r) => setTimeout(r, 5));
-      await this.lane;
+      await this.lane.idle();
     }
   }
 
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     await this.watcher?.close();
-    await this.lane;
+    await this.lane.idle();
     await this.pool?.close();
     this.store.close();
   }

@@ -99,7 +99,11 @@ function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | nul
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
   const read = readSourceFileSync(root, item.path, maxFileBytes);
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
-  const { bytes, sha256, mtimeMs } = read;
+  return parseBytes(item, read.bytes, read.sha256, read.mtimeMs);
+}
+
+/** The rows of admitted bytes (bounded, UTF-8, no NUL), wherever they were read from. */
+export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number): ParseOutcome & { ok: true } {
   let declarations: Declaration[] | null = null;
   let relations: FileRelations | null = null;
   const language = item.language;
@@ -124,5 +128,30 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
     symbols: declarations ? symbolInputs(bytes, declarations) : null,
     relations,
     text: keep ? textInput(bytes, declarations) : null,
+  };
+}
+
+/**
+ * An outcome from rows the store already holds for the same bytes (`Store.blobRows`): the
+ * declarations as stored, the chunk text recomputed from the bytes (no parse).
+ */
+export function outcomeFromRows(
+  item: ParseItem,
+  bytes: Uint8Array,
+  sha256: string,
+  rows: { lines: number; symbols: SymbolInput[]; chunks: Array<{ start: number; end: number; line: number; key: string; owner: number | null }> },
+): ParseOutcome & { ok: true } {
+  const chunks = rows.chunks.map((c) => ({ ...c, text: indexText(utf8.decode(bytes.subarray(c.start, c.end))) }));
+  return {
+    path: item.path,
+    ok: true,
+    sha256,
+    size: bytes.byteLength,
+    mtimeMs: 0,
+    language: item.language,
+    lines: rows.lines,
+    symbols: rows.symbols,
+    relations: null,
+    text: { names: rows.symbols.map((r) => indexText(r[1])), chunks },
   };
 }

@@ -1,5 +1,6 @@
+import { countBreaks, lineAt } from '../core/lines.ts';
 import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, EXACT_NAME_IDS, type Store, type SymbolRow } from './store.ts';
-import { anyOf, nameKey, phrase, type QueryWord } from './text.ts';
+import { anyStemmed, nameKey, phrase, proseStem, stemVariants, stemmed, type QueryWord } from './text.ts';
 
 // The lanes of one search over one store. Each lane returns its own ranked list; the
 // search service fuses lanes (and stores, for on-demand files) into one total order.
@@ -43,6 +44,8 @@ export interface FileHitRow {
   line: number;
   score: number;
   coverage: number;
+  /** Ranked lane: whether the best chunk lies inside a declaration (which is then the better answer). */
+  owned?: boolean;
 }
 
 export interface Lanes {
@@ -50,18 +53,32 @@ export interface Lanes {
   rankedFiles: FileHitRow[];
   names: SymbolHitRow[];
   content: FileHitRow[];
+  /** The semantic tier's nearest declarations, best first (the index store only). */
+  semantic: SymbolHitRow[];
 }
 
 
-type Filter = (path: string) => boolean;
 
 /** Runs the ranked lanes the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
-  return withFilter(store, q.pathOk, () => ({
+  const words = withVariants(store, q.words);
+  return store.withPathFilter(q.pathOk, () => ({
     rankedSymbols:
-      q.symbols && q.words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', q.words), selective(store, 'chunks_fts', q.words)) : [],
-    rankedFiles: q.files && q.words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', q.words)) : [],
+      q.symbols && words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', words), selective(store, 'chunks_fts', words)) : [],
+    rankedFiles: q.files && words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', words)) : [],
   }));
+}
+
+/** The query words with each prose word's stem variants (stem + a known suffix) that the index holds. */
+function withVariants(store: Store, words: readonly QueryWord[]): QueryWord[] {
+  if (!words.some((w) => proseStem(w) !== null)) return [...words];
+  const lookup = store.prepared('search.stemVariants', `SELECT term FROM ${store.vocabulary('chunks_fts')} WHERE term = ?`);
+  return words.map((w) => {
+    const stem = proseStem(w);
+    if (stem === null) return w;
+    const variants = stemVariants(stem).filter((t) => t !== w.tokens[0] && lookup.get(t) !== undefined);
+    return { ...w, variants };
+  });
 }
 
 /** A word in more than this share of a table's rows says little and costs most; it is left out. */
@@ -75,45 +92,23 @@ const COMMON_WORD_SHARE = 0.05;
  */
 function selective(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[]): readonly QueryWord[] {
   if (words.length < 2) return words;
-  const vocab = `rift_${table}_vocab`;
-  store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocab} USING fts5vocab(main, '${table}', 'row')`);
+  const vocab = store.vocabulary(table);
   const rows = (store.prepared(`selective.rows.${table}`, `SELECT count(*) AS n FROM ${table === 'chunks_fts' ? 'chunks' : 'symbols'}`).get() as { n: number }).n;
-  const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM temp.${vocab} WHERE term = ?`);
+  const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM ${vocab} WHERE term = ?`);
   const scored = words.map((w) => ({ w, docs: Math.min(...w.tokens.map((t) => (docs.get(t) as { doc: number } | undefined)?.doc ?? 0)) }));
   const kept = scored.filter((x) => x.docs <= Math.max(COMMON_WORD_SHARE * rows, LANE_CANDIDATES_MAX)).map((x) => x.w);
   return kept.length > 0 ? kept : [scored.reduce((a, b) => (b.docs < a.docs ? b : a)).w];
 }
 
 export function identifierLanes(store: Store, q: LaneQuery): Pick<Lanes, 'names' | 'content'> {
-  return withFilter(store, q.pathOk, () => ({
+  return store.withPathFilter(q.pathOk, () => ({
     names: q.symbols ? names(store, q.identifierWords) : [],
     content: q.files ? content(store, q) : [],
   }));
 }
 
-// One SQL function narrows every lane by path. Queries run synchronously, so the filter
-// installed for this call is the one every row sees.
-const filters = new WeakMap<Store, { current: Filter }>();
-
-function withFilter<T>(store: Store, filter: Filter, run: () => T): T {
-  let slot = filters.get(store);
-  if (!slot) {
-    const created = { current: (() => true) as Filter };
-    store.db.function('rift_path_ok', { deterministic: false, varargs: false }, (p: unknown) => (created.current(String(p)) ? 1 : 0));
-    filters.set(store, created);
-    slot = created;
-  }
-  const previous = slot.current;
-  slot.current = filter;
-  try {
-    return run();
-  } finally {
-    slot.current = previous;
-  }
-}
-
 /** How much a name match counts against a match in a declaration's own text (both BM25). */
-const NAME_WEIGHT = 8;
+const NAME_WEIGHT = 3;
 
 /**
  * Declarations ranked by BM25 over their names and over their own text — the chunks they own,
@@ -128,7 +123,7 @@ function rankedSymbols(store: Store, nameWords: readonly QueryWord[], bodyWords:
      FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid ${SYMBOL_JOINS}
      WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
      ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
-  ).all({ match: anyOf(nameWords) }) as Array<{ id: number; score: number }>;
+  ).all({ match: anyStemmed(nameWords) }) as Array<{ id: number; score: number }>;
   const byBody = store.prepared(
     'search.rankedSymbols.body',
     `SELECT id, min(score) AS score FROM (
@@ -137,7 +132,7 @@ function rankedSymbols(store: Store, nameWords: readonly QueryWord[], bodyWords:
        WHERE chunks_fts MATCH @match AND c.symbol_id IS NOT NULL AND rift_path_ok(f.path)
        ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2})
      GROUP BY id`,
-  ).all({ match: anyOf(bodyWords) }) as Array<{ id: number; score: number }>;
+  ).all({ match: anyStemmed(bodyWords) }) as Array<{ id: number; score: number }>;
   const scores = new Map<number, number>();
   for (const r of byName) scores.set(r.id, NAME_WEIGHT * r.score);
   for (const r of byBody) scores.set(r.id, (scores.get(r.id) ?? 0) + r.score);
@@ -173,8 +168,8 @@ function symbolCoverage(store: Store, words: readonly QueryWord[], ids: number[]
   const chunkList = JSON.stringify(owned.map((r) => r.id));
   for (const w of words) {
     const carriers = new Set<number>();
-    for (const r of names.all({ match: phrase(w), ids: idList }) as { id: number }[]) carriers.add(r.id);
-    for (const r of bodies.all({ match: phrase(w), ids: chunkList }) as { id: number }[]) carriers.add(ownerOf.get(r.id)!);
+    for (const r of names.all({ match: stemmed(w), ids: idList }) as { id: number }[]) carriers.add(r.id);
+    for (const r of bodies.all({ match: stemmed(w), ids: chunkList }) as { id: number }[]) carriers.add(ownerOf.get(r.id)!);
     for (const id of carriers) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
@@ -183,16 +178,16 @@ function symbolCoverage(store: Store, words: readonly QueryWord[], ids: number[]
 function rankedFiles(store: Store, words: readonly QueryWord[]): FileHitRow[] {
   const rows = store.prepared(
     'search.rankedChunks',
-    `SELECT c.id, f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line, bm25(chunks_fts) AS score
+    `SELECT c.id, f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line, c.symbol_id IS NOT NULL AS owned, bm25(chunks_fts) AS score
      FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
      WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)
      ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2}`,
-  ).all({ match: anyOf(words) }) as Array<FileHitRow & { id: number }>;
+  ).all({ match: anyStemmed(words) }) as Array<FileHitRow & { id: number }>;
   const coverage = coverageOf(store, 'chunks_fts', words, rows.map((r) => r.id));
   // One unit per file: its chunk carrying the most words, then the best score.
   const best = new Map<number, FileHitRow>();
   for (const r of rows) {
-    const hit: FileHitRow = { ...r, coverage: coverage.get(r.id) ?? 1 };
+    const hit: FileHitRow = { ...r, owned: Boolean(r.owned), coverage: coverage.get(r.id) ?? 1 };
     const prev = best.get(r.fileId);
     if (!prev || hit.coverage > prev.coverage || (hit.coverage === prev.coverage && hit.score < prev.score)) best.set(r.fileId, hit);
   }
@@ -209,7 +204,7 @@ function coverageOf(store: Store, table: 'symbols_fts' | 'chunks_fts', words: re
   );
   const idList = JSON.stringify(ids);
   for (const w of words) {
-    for (const r of stmt.all({ match: phrase(w), ids: idList }) as { id: number }[]) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
+    for (const r of stmt.all({ match: stemmed(w), ids: idList }) as { id: number }[]) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
   }
   return counts;
 }
@@ -271,6 +266,24 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
     .map((e) => ({ row: e.row, score: e.level, coverage: e.words }));
 }
 
+/**
+ * The semantic lane: the tier's nearest declarations (best first) that still stand in the
+ * store under the same qualified name and pass the path filter; `score` is the rank.
+ */
+export function semanticLane(store: Store, hits: readonly { id: number; qname: string }[], pathOk: (path: string) => boolean): SymbolHitRow[] {
+  if (hits.length === 0) return [];
+  const rows = new Map(
+    (store.prepared('search.semantic.rows', `SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE s.id IN (SELECT value FROM json_each(@ids))`)
+      .all({ ids: JSON.stringify(hits.map((h) => h.id)) }) as SymbolRow[]).map((r) => [r.id, r]),
+  );
+  const out: SymbolHitRow[] = [];
+  for (const h of hits) {
+    const row = rows.get(h.id);
+    if (row && row.qname === h.qname && pathOk(row.path)) out.push({ row, score: out.length, coverage: 0 });
+  }
+  return out;
+}
+
 /** Literal line matcher: files with a line containing the query's exact bytes, first occurrence each. */
 function content(store: Store, q: LaneQuery): FileHitRow[] {
   const literal = Buffer.from(q.literal, 'utf8');
@@ -305,14 +318,9 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
     const window = Buffer.from(bytes.buffer, bytes.byteOffset + c.start, Math.min(bytes.length, c.end + literal.length) - c.start);
     const at = window.indexOf(literal);
     if (at < 0 || c.start + at >= c.end) continue;
-    const offset = c.start + at;
-    const lineStart = bytes.lastIndexOf(0x0a, offset - 1) + 1;
-    let lineEnd = bytes.indexOf(0x0a, offset);
-    if (lineEnd < 0) lineEnd = bytes.length;
-    if (lineEnd > lineStart && bytes[lineEnd - 1] === 0x0d) lineEnd--;
-    let line = c.line;
-    for (let i = c.start; i < lineStart; i++) if (bytes[i] === 0x0a) line++;
-    out.push({ ...c, start: lineStart, end: lineEnd, line, score: out.length, coverage: q.words.length || 1 });
+    const { start, end } = lineAt(bytes, c.start + at);
+    const line = c.line + countBreaks(bytes, c.start, start);
+    out.push({ ...c, start, end, line, score: out.length, coverage: q.words.length || 1 });
     if (out.length >= LANE_CANDIDATES_MAX) break;
   }
   return out;

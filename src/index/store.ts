@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../core/digest.ts';
 import { RiftError } from '../core/errors.ts';
-import { VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { ensureStateDir } from '../workspace/state-dir.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
 import { nameKey, phrase, queryWords } from './text.ts';
@@ -130,8 +130,11 @@ export interface SymbolQuery {
   limit: number;
 }
 
+/** A per-row SQL filter on paths, for the query modules beside the store. */
+export type PathFilter = (path: string) => boolean;
+
 export class Store {
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   /** The workspace whose files the store indexes (bytes are read from there). */
   readonly root: string;
   private readonly stmts: ReturnType<Store['prepare']>;
@@ -140,8 +143,16 @@ export class Store {
   private mergeAtEnd = false;
   /** Files whose bytes on disk were verified against the digest, by the stamp of that state. */
   private readonly verified = new Map<string, { sha256: string; stamp: string }>();
+  /** The filter `rift_path_ok(path)` applies; installed per query by `withPathFilter`. */
+  private pathFilter: PathFilter = () => true;
+  private pathFilterDefined = false;
 
-  private constructor(db: Database.Database, root: string) {
+  private constructor(
+    db: Database.Database,
+    root: string,
+    /** Where a store over bytes other than the workspace's (a revision's blobs) reads them. */
+    private readonly source: ByteSource | null = null,
+  ) {
     this.db = db;
     this.root = root;
     this.stmts = this.prepare();
@@ -149,12 +160,9 @@ export class Store {
 
   /** Opens (creating when absent) the store under `<root>/.rift/`. */
   static open(root: string): Store {
-    const dir = join(root, '.rift');
     try {
-      if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
-      const ignore = join(dir, '.gitignore');
-      if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
-      const db = new Database(join(dir, 'rift.db'));
+      // Other rift processes on the tree (standalone servers, the CLI) write this store too.
+      const db = new Database(join(ensureStateDir(root), 'rift.db'), { timeout: STORE_BUSY_WAIT_MS });
       return Store.init(db, root);
     } catch (e) {
       throw new RiftError('storage_failure', [
@@ -165,11 +173,21 @@ export class Store {
   }
 
   /** A private in-memory store over files of `root` (on-demand `force_include` files are indexed into one). */
-  static memory(root: string): Store {
-    return Store.init(new Database(':memory:'), root);
+  static memory(root: string, source: ByteSource | null = null): Store {
+    return Store.init(new Database(':memory:'), root, source);
   }
 
-  private static init(db: Database.Database, root: string): Store {
+  /** An in-memory copy of a `serialize`d store, over its own byte source. */
+  static deserialize(image: Buffer, root: string, source: ByteSource): Store {
+    return Store.init(new Database(image), root, source);
+  }
+
+  /** The whole database as one image (an in-memory store is copied this way, not rebuilt). */
+  serialize(): Buffer {
+    return this.db.serialize();
+  }
+
+  private static init(db: Database.Database, root: string, source: ByteSource | null = null): Store {
     // Pages a bulk build frees (merged full-text segments) go back to the filesystem (endBulk).
     const vacuum = db.pragma('auto_vacuum', { simple: true }) !== 2;
     if (vacuum) db.pragma('auto_vacuum = INCREMENTAL');
@@ -180,7 +198,7 @@ export class Store {
     Store.migrate(db);
     // The mode takes effect on an existing file only through a vacuum (after migrate dropped an older schema).
     if (vacuum) db.exec('VACUUM');
-    return new Store(db, root);
+    return new Store(db, root, source);
   }
 
   private static migrate(db: Database.Database): void {
@@ -398,6 +416,8 @@ export class Store {
   }
 
   private indexedSpan(file: StoredFile, start: number, end: number): Uint8Array | null {
+    // A byte source holds exactly the indexed bytes (content-addressed): nothing to verify.
+    if (this.source) return this.source(file.path)?.subarray(start, end) ?? null;
     const known = this.verified.get(file.path);
     if (known && known.sha256 === file.sha256) {
       const span = readSpanSync(this.root, file.path, start, end, known.stamp);
@@ -516,7 +536,8 @@ export class Store {
         else this.dropChunks(blob);
       }
     });
-    run();
+    // IMMEDIATE (a savepoint inside the indexer's transaction): see Indexer.transaction.
+    run.immediate();
   }
 
   private dropSymbols(blob: number): void {
@@ -590,6 +611,46 @@ export class Store {
     }
   }
 
+  /** Parsed blobs by digest and language (`sha256 \0 language`), for reuse of their rows by a revision holding the same bytes. */
+  parsedBlobs(): Map<string, number> {
+    const rows = this.cached('parsedBlobs', `SELECT id, sha256, language FROM blobs WHERE parsed = 1 AND language IS NOT NULL`).all() as Array<{
+      id: number;
+      sha256: string;
+      language: string;
+    }>;
+    return new Map(rows.map((r) => [`${r.sha256}\0${r.language}`, r.id]));
+  }
+
+  /**
+   * A parsed blob's rows as a batch writes them, in source order: declarations, and chunks
+   * (spans, keys and the index of their owning declaration; their text is the caller's to
+   * recompute from the bytes, since the full-text tables keep none).
+   */
+  blobRows(
+    blob: number,
+    sha256: string,
+  ): { lines: number; symbols: SymbolInput[]; chunks: Array<{ start: number; end: number; line: number; key: string; owner: number | null }> } | null {
+    // A file's blob row is rewritten in place when the file changes: the digest must still match.
+    const head = this.cached('blobHead', `SELECT lines, sha256, parsed FROM blobs WHERE id = ?`).get(blob) as
+      | { lines: number; sha256: string; parsed: number }
+      | undefined;
+    if (!head || head.sha256 !== sha256 || head.parsed !== 1) return null;
+    const symbols = this.cached(
+      'blobSymbols',
+      `SELECT id, name, qname, qname_lower, name_lower, kind, node_kind, facets, visibility, container,
+              span_start, span_end, item_start, item_end, line, qname_key
+       FROM symbols WHERE blob_id = ? ORDER BY item_start, id`,
+    ).raw().all(blob) as Array<[number, ...SymbolInput]>;
+    const owner = new Map(symbols.map((r, i) => [r[0], i]));
+    const chunks = this.cached('blobChunks', `SELECT start, end, line, text_key AS key, symbol_id AS symbol FROM chunks WHERE blob_id = ? ORDER BY start`)
+      .all(blob) as Array<{ start: number; end: number; line: number; key: string; symbol: number | null }>;
+    return {
+      lines: head.lines,
+      symbols: symbols.map((r) => r.slice(1) as SymbolInput),
+      chunks: chunks.map((c) => ({ start: c.start, end: c.end, line: c.line, key: c.key, owner: c.symbol === null ? null : (owner.get(c.symbol) ?? null) })),
+    };
+  }
+
   symbolsOfFile(path: string): SymbolRow[] {
     return this.stmts.symbolsOfFile.all(path) as SymbolRow[];
   }
@@ -656,6 +717,31 @@ export class Store {
     return this.cached(key, sql);
   }
 
+  /**
+   * Runs `run` with `rift_path_ok(path)` answering `filter` in this store's SQL. Queries run
+   * synchronously, so the filter installed for this call is the one every row sees.
+   */
+  withPathFilter<T>(filter: PathFilter, run: () => T): T {
+    if (!this.pathFilterDefined) {
+      this.db.function('rift_path_ok', { deterministic: false, varargs: false }, (p: unknown) => (this.pathFilter(String(p)) ? 1 : 0));
+      this.pathFilterDefined = true;
+    }
+    const previous = this.pathFilter;
+    this.pathFilter = filter;
+    try {
+      return run();
+    } finally {
+      this.pathFilter = previous;
+    }
+  }
+
+  /** The name of a temporary fts5vocab table over a full-text table (its per-term row counts), created once. */
+  vocabulary(table: 'symbols_fts' | 'chunks_fts'): string {
+    const vocab = `temp.rift_${table}_vocab`;
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, '${table}', 'row')`);
+    return vocab;
+  }
+
   private cached(key: string, sql: string): Database.Statement {
     let s = this.statementCache.get(key);
     if (!s) {
@@ -688,10 +774,48 @@ export class Store {
     };
   }
 
+  /**
+   * This connection for a module that keeps its own tables in rift.db (the relationship graph):
+   * statements and schema only, so its writes join the store's transactions and nothing else of
+   * the connection leaks out.
+   */
+  tables(): Tables {
+    return { prepare: (sql) => this.db.prepare(sql), exec: (sql) => void this.db.exec(sql) };
+  }
+
+  /**
+   * Runs `work` in one write transaction (the store's and the graph's writes of one batch).
+   * IMMEDIATE takes the write lock up front, waiting out other rift processes writing the same
+   * store: a deferred transaction that read first fails at once (SQLITE_BUSY, no wait) when
+   * another process wrote meanwhile.
+   */
+  transaction(work: () => void): void {
+    this.db.transaction(work).immediate();
+  }
+
+  /** Folds the write-ahead log into the database file (so its size can be measured). */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  /** The database's size in bytes (pages × page size): what an in-memory store costs. */
+  databaseBytes(): number {
+    return Number(this.db.pragma('page_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
+  }
+
   close(): void {
     this.db.close();
   }
 }
+
+/** What a module keeping its own tables in rift.db may do with the store's connection. */
+export interface Tables {
+  prepare(sql: string): Database.Statement;
+  exec(sql: string): void;
+}
+
+/** The indexed bytes of a path, for a store whose files are not the workspace's. */
+export type ByteSource = (path: string) => Uint8Array | null;
 
 export interface StoreSnapshot {
   /** The digest and line count the index held for a file as of the snapshot, or null when it held none. */

@@ -1,3 +1,5 @@
+import { countBreaks, lineStartAt, nextLineStart } from '../core/lines.ts';
+
 // How code text becomes full-text index input and how a query becomes an FTS5 expression.
 // SQLite's unicode61 tokenizer splits on everything but letters and digits, so snake_case
 // already splits; camelCase does not, so each camelCase identifier is followed by its parts
@@ -43,6 +45,8 @@ export interface QueryWord {
   text: string;
   /** Its FTS tokens. */
   tokens: string[];
+  /** Indexed tokens sharing a prose word's stem (`rotating`, `rotation` for `rotate`), when looked up. */
+  variants?: string[];
 }
 
 /** Query words: whitespace-separated, each with at least one token; duplicates dropped. */
@@ -75,6 +79,46 @@ export function anyOf(words: readonly QueryWord[], column?: string): string {
   return words.map((w) => phrase(w, column)).join(' OR ');
 }
 
+// Prose words are stemmed at query time: a plain lowercase word also matches the indexed
+// tokens that are its stem plus a common suffix (`rotate` → `rotating`, `rotation`), so the index keeps one tokenization for code and prose and identifiers are
+// never stemmed. The variants are looked up in the index's vocabulary (index/search.ts), not
+// matched as FTS5 prefixes, which would scan every token with the prefix on every query.
+const PROSE_WORD = /^[a-z]+$/;
+/** Suffixes stripped to find a stem, longest first. */
+const SUFFIXES = ['ational', 'ization', 'ations', 'ation', 'ments', 'ement', 'ities', 'iness', 'ingly', 'ings', 'ness', 'ment', 'ions', 'ies', 'ing', 'ion', 'ity', 'ers', 'ied', 'ed', 'es', 'er', 'ly', 'al', 'e', 's', 'y'];
+/** Suffixes a stem takes back (`rotat` → `rotate`, `rotation`, `rotating`, …). */
+const INFLECTIONS = ['', 'e', 's', 'es', 'ed', 'er', 'ers', 'ing', 'ings', 'ion', 'ions', 'ation', 'ations', 'or', 'ors', 'y', 'ies', 'ied', 'ly', 'al', 'ally', 'ment', 'ments', 'ive'];
+
+/** Every spelling of a stem with one of INFLECTIONS, to be checked against the index's vocabulary. */
+export function stemVariants(stem: string): string[] {
+  return INFLECTIONS.map((s) => stem + s);
+}
+
+/** A stem shorter than this matches too many unrelated tokens to help (`us*`, `ad*`). */
+const STEM_MIN = 4;
+
+/** The stem of a plain prose word, or null when it has none worth a prefix match. */
+export function proseStem(word: QueryWord): string | null {
+  if (word.tokens.length !== 1 || !PROSE_WORD.test(word.text)) return null;
+  const w = word.tokens[0];
+  for (const suffix of SUFFIXES) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= STEM_MIN) return w.slice(0, -suffix.length);
+  }
+  return w.length >= STEM_MIN + 1 ? w : null;
+}
+
+/** The FTS5 expression matching a word or any of its stem's `variants` (indexed tokens). */
+export function stemmed(word: QueryWord, column?: string): string {
+  if (!word.variants || word.variants.length === 0) return phrase(word, column);
+  const p = `(${[word.tokens[0], ...word.variants].map((t) => `"${t}"`).join(' OR ')})`;
+  return column ? `{${column}} : ${p}` : p;
+}
+
+/** `anyOf` with prose words stemmed. */
+export function anyStemmed(words: readonly QueryWord[], column?: string): string {
+  return words.map((w) => stemmed(w, column)).join(' OR ');
+}
+
 export interface Chunk {
   start: number;
   end: number;
@@ -103,24 +147,6 @@ function chunkLines(bytes: Uint8Array, start = 0, end = bytes.length, line = 1):
   return chunks;
 }
 
-/** The start of the line holding `offset`. */
-function lineStartOf(bytes: Uint8Array, offset: number): number {
-  return offset <= 0 ? 0 : bytes.lastIndexOf(0x0a, offset - 1) + 1;
-}
-
-/** The end of the line holding the byte before `offset`, its newline included. */
-function lineEndOf(bytes: Uint8Array, offset: number): number {
-  if (offset <= 0) return 0;
-  const nl = bytes.indexOf(0x0a, offset - 1);
-  return nl < 0 ? bytes.length : nl + 1;
-}
-
-/**
- * Line-aligned chunks that follow declarations: each declaration's lines (nested declarations
- * cut out) form runs of their own, owned by it, and the lines outside every declaration form
- * runs owned by none; each run is then split by `chunkLines`. The owner of a run is the
- * innermost declaration whose lines cover it (declarations come in source order).
- */
 /**
  * A 53-bit key of a lowercased qualified name (two FNV-1a hashes): the store indexes this
  * integer instead of the name's text, a third of the size, and checks the name itself after.
@@ -136,9 +162,17 @@ export function nameKey(lower: string): number {
   return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
 }
 
+/**
+ * Line-aligned chunks that follow declarations: each declaration's lines (nested declarations
+ * cut out) form runs of their own, owned by it, and the lines outside every declaration form
+ * runs owned by none; each run is then split by `chunkLines`. The owner of a run is the
+ * innermost declaration whose lines cover it (declarations come in source order).
+ */
 export function declarationChunks(bytes: Uint8Array, declarations: readonly { span: { start: number; end: number } }[]): Array<Chunk & { owner: number | null }> {
   if (declarations.length === 0) return chunkLines(bytes).map((c) => ({ ...c, owner: null }));
-  const ranges = declarations.map((d) => ({ start: lineStartOf(bytes, d.span.start), end: lineEndOf(bytes, d.span.end) }));
+  // A declaration's lines: from the start of its first line past the ending of its last (the
+  // line holding its last byte; an empty span at 0 covers nothing).
+  const ranges = declarations.map((d) => ({ start: lineStartAt(bytes, d.span.start), end: d.span.end <= 0 ? 0 : nextLineStart(bytes, d.span.end - 1) }));
   const cuts = new Set<number>([0, bytes.length]);
   for (const r of ranges) {
     cuts.add(r.start);
@@ -159,7 +193,7 @@ export function declarationChunks(bytes: Uint8Array, declarations: readonly { sp
     let owner: number | null = null;
     for (let i = open.length - 1; i >= 0 && owner === null; i--) if (ranges[open[i]].end >= b) owner = open[i];
     for (const c of chunkLines(bytes, a, b, line)) out.push({ ...c, owner });
-    for (let i = a; i < b; i++) if (bytes[i] === 0x0a) line++;
+    line += countBreaks(bytes, a, b);
   }
   return out;
 }

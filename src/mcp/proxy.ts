@@ -5,7 +5,7 @@ import {
   isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse,
   type JSONRPCMessage, type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { RiftError } from '../core/errors.ts';
+import { RiftError, limitExceeded } from '../core/errors.ts';
 import { SERVER_REQUEST_BYTES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { changeOutcomeUnknown, toErrorData } from './errors.ts';
@@ -165,7 +165,7 @@ export class McpProxy {
     } catch (e) {
       if (this.closed) return;
       if (e instanceof StreamableHTTPError && e.code === 413) {
-        return this.answer(m, new RiftError('limit_exceeded', [['limit', 'request bytes'], ['maximum', SERVER_REQUEST_BYTES_MAX]]));
+        return this.answer(m, limitExceeded('request bytes', SERVER_REQUEST_BYTES_MAX, Buffer.byteLength(JSON.stringify(m))));
       }
       // The server is gone (refused connection, dropped socket, unknown session after a
       // restart, a new token): start over with a fresh server session.

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { type z } from 'zod';
 import { RiftError, invalidField } from '../core/errors.ts';
 import { LogsResource, MapResource, WorkspaceResource } from '../protocol/resources.ts';
 import type { LogCapture } from '../services/log-capture.ts';

@@ -9,7 +9,9 @@ export function schemaDocument(): string {
     description: SERVER_INSTRUCTIONS,
     tools: servedTools().map((t) => ({
       name: t.name,
+      title: t.title,
       description: t.description,
+      annotations: t.annotations,
       input_schema: t.inputSchema,
       output_schema: t.outputSchema,
     })),

@@ -12,7 +12,7 @@ import { ENGINE_EDIT_FILES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { parseInput } from '../protocol/validate.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
-import { TOOLS, jsonSchema, type ToolServices } from './tools.ts';
+import { TOOLS, jsonSchema, type ToolAnnotations, type ToolServices } from './tools.ts';
 import { RENAME_REVIEW_META, TRUSTED_HOOKS_META } from './wire.ts';
 import type { RenameReview } from '../change/rename.ts';
 import { RESOURCES, RESOURCE_MIME_TYPE, resolveResourceUri } from './resources.ts';
@@ -57,10 +57,22 @@ function renameReview(value: unknown): RenameReview {
   };
 }
 
-export function servedTools(): Array<{ name: string; description: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }> {
+export interface ServedTool {
+  name: string;
+  title: string;
+  description: string;
+  annotations: ToolAnnotations & { title: string };
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+}
+
+export function servedTools(): ServedTool[] {
   return TOOLS.map((t) => ({
     name: t.name,
+    title: t.title,
     description: t.description,
+    // Older clients read the title from the annotations (MCP 2025-03-26), newer ones from the tool.
+    annotations: { title: t.title, ...t.annotations },
     inputSchema: jsonSchema(t.input, 'input'),
     outputSchema: jsonSchema(t.output, 'output'),
   }));

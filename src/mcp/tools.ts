@@ -29,9 +29,19 @@ export interface ToolServices {
   resources: ResourceServices;
 }
 
+/** MCP tool annotations: hints a client may use to auto-approve reads (MCP 2025-06-18 `ToolAnnotations`). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
 export interface ToolDefinition {
   name: string;
+  title: string;
   description: string;
+  annotations: ToolAnnotations;
   phase: Phase;
   input: z.ZodType;
   output: z.ZodType;
@@ -40,7 +50,9 @@ export interface ToolDefinition {
 
 function tool<I extends z.ZodType, O extends z.ZodType>(def: {
   name: string;
+  title: string;
   description: string;
+  annotations: ToolAnnotations;
   phase: Phase;
   input: I;
   output: O;
@@ -49,12 +61,28 @@ function tool<I extends z.ZodType, O extends z.ZodType>(def: {
   return def as unknown as ToolDefinition;
 }
 
+// Every tool works on the local workspace alone (openWorldHint false). Reads change nothing.
+// A change is destructive when it can replace or remove existing text (an insert only adds), and
+// idempotent when repeating it changes nothing more: a replacement lands the same bytes again
+// (unchanged), a removal or move finds its target gone and refuses; an insert adds again, and a
+// patch whose context still matches applies again.
+const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const change = (destructive: boolean, idempotent: boolean): ToolAnnotations => ({
+  readOnlyHint: false,
+  destructiveHint: destructive,
+  idempotentHint: idempotent,
+  openWorldHint: false,
+});
+
 export const TOOLS: readonly ToolDefinition[] = [
   tool({
     name: 'get_symbol',
+    title: 'Get symbol',
+    annotations: READ,
     description:
       'Find declarations by name or qualified name (`Parser.parse`, `Beacon::signal`); a case-insensitive substring match ranked exact qualified name, exact name, suffix, then other matches. ' +
-      'include "source" (the default) attaches the witnessed declaration node and its exact source, attached docs and attributes included. Pages with page_index and limit (default 5).',
+      'include "source" (the default) attaches the witnessed declaration node and its exact source, attached docs and attributes included; "history" attaches its git timeline (introduced, body_changed, signature_changed, decorators_changed, removed; newest first). ' +
+      'rev reads the declaration as a branch, tag or commit holds it. Pages with page_index and limit (default 5).',
     phase: 'read',
     input: GetSymbolInput,
     output: GetSymbolResult,
@@ -62,10 +90,12 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'search',
+    title: 'Search',
+    annotations: READ,
     description:
       'Ranked search over declaration names, declaration sources and file contents: prose or identifiers. A multi-word query matches units carrying any word; more words rank higher. ' +
       'target picks symbol or file hits (default all); paths.include/exclude narrow by glob before ranking; paths.force_include reaches files [source] or .gitignore keep out of the index (≤256). ' +
-      'include "source" attaches the excerpt, "score" the fused ranking value. matched_by says which lane placed a hit: ranked (full text), name (identifier), content (literal line). Pages with page_index and limit (default 20).',
+      'include "source" attaches the excerpt, "score" the fused ranking value. matched_by says which lane placed a hit: ranked (full text), name (identifier), content (literal line). rev searches a branch, tag or commit instead of the working tree. Pages with page_index and limit (default 20).',
     phase: 'read',
     input: SearchInput,
     output: SearchResult,
@@ -73,8 +103,10 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'nodes',
+    title: 'Syntax nodes at a position',
+    annotations: READ,
     description:
-      'List the named syntax nodes containing a UTF-8 byte position in a file, outermost first. Each node id carries a witness of its bytes that later node edits verify.',
+      'List the named syntax nodes containing a UTF-8 byte position in a file, outermost first. Each node id carries a witness of its bytes that later node edits verify. rev reads the file as a branch, tag or commit holds it.',
     phase: 'read',
     input: NodesInput,
     output: NodesResult,
@@ -84,6 +116,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   // returns a ChangeResult; a refusal is a result (status "refused"), never an error.
   tool({
     name: 'replace_symbol',
+    title: 'Replace a declaration',
+    annotations: change(true, true),
     description:
       'Replace a declaration, addressed by SymbolId, with body verbatim. The replaced span is the whole declaration: attached doc comments, attributes and decorators included, trailing newline excluded. ' +
       'Refuses (result status "refused") when the symbol is missing or ambiguous, or when the file on disk no longer matches the index. body is text or {"file": "/abs/path"}, at most 1 MiB.',
@@ -94,9 +128,11 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'insert_symbol',
+    title: 'Insert a declaration',
+    annotations: change(false, false),
     description:
       'Insert a declaration beside an anchor declaration (anchor: SymbolId; before lands above its docs and attributes; the anchor\'s indentation is applied to the body) or at the start or end of a file (file: project path; create_missing creates it and its parents). ' +
-      'One blank line separates the body from existing text, in the file\'s own line ending. Exactly one of anchor or file.',
+      'Blank lines separate the body as the file separates its sibling declarations (two between top-level Python definitions when it shows none), and the body takes the file\'s own line ending. Exactly one of anchor or file.',
     phase: 'change',
     input: InsertSymbolInput,
     output: ChangeResult,
@@ -104,6 +140,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'remove_symbol',
+    title: 'Remove a declaration',
+    annotations: change(true, true),
     description:
       'Remove a declaration: its whole span (attached docs and attributes included) and the separator after it, so no blank-line run is left. ' +
       'The language engine checks references first: a standing reference refuses (no_references) unless force is set; an engine still loading that reports none fails temporarily_unavailable (resend, or force). ' +
@@ -115,6 +153,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'replace_node',
+    title: 'Replace a syntax node',
+    annotations: change(true, true),
     description:
       'Replace exactly the bytes of a witnessed syntax node (NodeId from nodes or get_symbol) with body. The witness is recomputed first; a stale one refuses with source_unchanged naming both witnesses.',
     phase: 'change',
@@ -124,6 +164,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'insert_node',
+    title: 'Insert beside a syntax node',
+    annotations: change(false, false),
     description:
       "Insert body verbatim immediately before or after a witnessed syntax node: no separator and no indentation are added, so include the spacing the inserted bytes need.",
     phase: 'change',
@@ -133,6 +175,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'remove_node',
+    title: 'Remove a syntax node',
+    annotations: change(true, true),
     description:
       'Remove a witnessed syntax node. A node naming a declaration removes the declaration like remove_symbol, references checked the same way (force overrides); any other node is removed with a rift.remove.node_unchecked warning.',
     phase: 'change',
@@ -142,6 +186,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'patch',
+    title: 'Apply a unified diff',
+    annotations: change(true, false),
     description:
       'Apply a unified diff (`--- a/<path>`, `+++ b/<path>`, `@@ -l,n +l,n @@` hunks) to any visible file, with git apply semantics: context locates each hunk (header numbers and counts are hints), line endings are matched loosely and kept, ' +
       '`--- /dev/null` creates and `+++ /dev/null` deletes (the hunks must consume the whole file). All files land as one change or none does; a hunk found nowhere refuses naming the hunk, the line searched from, and both sides. At most 4 MiB and 64 files.',
@@ -152,6 +198,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'rename_symbol',
+    title: 'Rename a declaration',
+    annotations: change(true, true),
     description:
       "Rename a declaration (SymbolId) and every reference to it, as the language engine for its language proposes (prepareRename, then rename): all files land as one change, each edit witnessed against the current bytes. " +
       'Refuses unsupported when the language has no engine, and unmet_precondition (engine_proposed_edits, with the engine\'s words) when the engine declines. ' +
@@ -163,6 +211,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: 'move_file',
+    title: 'Move a file',
+    annotations: change(true, true),
     description:
       'Move a visible regular file to a new project path (which must not exist and must pass [source]); parent directories are created. ' +
       'A language engine advertising workspace/willRenameFiles (typescript-language-server) rewrites the imports in the same change; otherwise references are not updated and the result carries rift.move.references_not_updated naming why.',
@@ -173,10 +223,61 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
 ].sort((a, b) => (a.name < b.name ? -1 : 1));
 
-/** JSON Schema of a tool's input or output, as served and exported. */
+/** zod's bounds of an integer that says nothing more: the JSON safe range, implied by `integer` here. */
+function withoutSafeIntegerBounds(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutSafeIntegerBounds);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if ((k === 'maximum' && x === Number.MAX_SAFE_INTEGER) || (k === 'minimum' && x === Number.MIN_SAFE_INTEGER)) continue;
+    out[k] = withoutSafeIntegerBounds(x);
+  }
+  return out;
+}
+
+const DEF = '#/$defs/';
+
+/** How often each `$defs` entry is referenced in `v`. */
+function refCounts(v: unknown, counts: Map<string, number>): Map<string, number> {
+  if (Array.isArray(v)) for (const x of v) refCounts(x, counts);
+  else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k === '$ref' && typeof x === 'string' && x.startsWith(DEF)) counts.set(x.slice(DEF.length), (counts.get(x.slice(DEF.length)) ?? 0) + 1);
+      else refCounts(x, counts);
+    }
+  }
+  return counts;
+}
+
+/** `v` with the references to `defs` entries in `inline` replaced by the entry (siblings such as a description kept). */
+function inlineDefs(v: unknown, defs: Record<string, unknown>, inline: ReadonlySet<string>): unknown {
+  if (Array.isArray(v)) return v.map((x) => inlineDefs(x, defs, inline));
+  if (v === null || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  const ref = typeof o.$ref === 'string' && o.$ref.startsWith(DEF) ? o.$ref.slice(DEF.length) : null;
+  const out: Record<string, unknown> = ref !== null && inline.has(ref) ? { ...(inlineDefs(defs[ref], defs, inline) as object) } : {};
+  for (const [k, x] of Object.entries(o)) if (!(k === '$ref' && ref !== null && inline.has(ref))) out[k] = inlineDefs(x, defs, inline);
+  return out;
+}
+
+/**
+ * JSON Schema of a tool's input or output, as served and exported. Shapes with an `id`
+ * (protocol/common.ts) that recur within the schema are stated once under `$defs` and referred
+ * to; the SDK client's validator (Ajv) and draft 2020-12 clients resolve `#/$defs/…`. A shape
+ * used once is inlined, where a reference would only add bytes.
+ */
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as Record<string, unknown>;
+  let json = withoutSafeIntegerBounds(z.toJSONSchema(schema, { io, target: 'draft-2020-12' })) as Record<string, unknown>;
   delete json.$schema;
+  const defs = (json.$defs ?? {}) as Record<string, unknown>;
+  const counts = refCounts(json, new Map());
+  const once = new Set(Object.keys(defs).filter((k) => (counts.get(k) ?? 0) <= 1));
+  if (once.size > 0) {
+    json = inlineDefs(json, defs, once) as Record<string, unknown>;
+    const kept = Object.fromEntries(Object.entries(defs).filter(([k]) => !once.has(k)).map(([k, d]) => [k, inlineDefs(d, defs, once)]));
+    if (Object.keys(kept).length > 0) json.$defs = kept;
+    else delete json.$defs;
+  }
   // MCP requires `type: "object"` at the root; a union of object shapes (ChangeResult) lacks it.
   if (json.type === undefined) json.type = 'object';
   return json;

@@ -37,7 +37,7 @@ export const InsertSymbolInput = z
     anchor: SymbolId.nullable().optional().describe('Declaration to insert beside; exactly one of anchor or file'),
     file: ProjectPath.nullable().optional().describe('File to insert into, at its start or end; exactly one of anchor or file'),
     position: Position,
-    body: BodySource.describe('The declaration to insert; separated by one blank line; at most 1 MiB'),
+    body: BodySource.describe("The declaration to insert; separated as the file's sibling declarations are, in its line ending; at most 1 MiB"),
     create_missing: z.boolean().optional().describe('Create a missing file target, parent directories included (file targets only)'),
     projection: Projection.optional(),
   })
@@ -111,22 +111,23 @@ export type MoveFileInput = z.infer<typeof MoveFileInput>;
 // ---------------------------------------------------------------------------------------------
 // ChangeResult
 
-export const Address = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('symbol'), symbol: SymbolId }).strict(),
-  z.object({ kind: z.literal('node'), node: NodeId }).strict(),
-]);
+export const Address = z
+  .discriminatedUnion('kind', [z.object({ kind: z.literal('symbol'), symbol: SymbolId }).strict(), z.object({ kind: z.literal('node'), node: NodeId }).strict()])
+  .meta({ id: 'Address' });
 
-export const PreconditionValue = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('boolean'), value: z.boolean() }).strict(),
-  z.object({ kind: z.literal('count'), value: z.number().int().min(0) }).strict(),
-  z.object({ kind: z.literal('text'), value: z.string().max(4096) }).strict(),
-]);
+export const PreconditionValue = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('boolean'), value: z.boolean() }).strict(),
+    z.object({ kind: z.literal('count'), value: z.number().int().min(0) }).strict(),
+    z.object({ kind: z.literal('text'), value: z.string().max(4096) }).strict(),
+  ])
+  .meta({ id: 'PreconditionValue' });
 export type PreconditionValue = z.infer<typeof PreconditionValue>;
 
 /** The diagnostic code of a propose-only rename (`rift/rename-review`); `extensions.writes` carries the proposal. */
 export const RENAME_PROPOSED = 'rift.rename.proposed';
 
-export const PreconditionKind = z.enum(['target_exists', 'source_unchanged', 'target_is_file', 'no_references', 'engine_proposed_edits']);
+export const PreconditionKind = z.enum(['target_exists', 'source_unchanged', 'target_is_file', 'writable', 'no_references', 'engine_proposed_edits']);
 
 export const OperationPrecondition = z
   .object({
@@ -137,12 +138,14 @@ export const OperationPrecondition = z
     expected: PreconditionValue,
     observed: PreconditionValue,
   })
-  .strict();
+  .strict()
+  .meta({ id: 'OperationPrecondition' });
 export type OperationPrecondition = z.infer<typeof OperationPrecondition>;
 
 export const SourceSpan = z
   .object({ unit: z.string().describe('rift://file/<path>'), range: TextRange })
-  .strict();
+  .strict()
+  .meta({ id: 'SourceSpan' });
 
 export const Diagnostic = z
   .object({
@@ -157,7 +160,8 @@ export const Diagnostic = z
     extensions: z.record(z.string(), z.unknown()),
     language: z.string().nullable(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'Diagnostic' });
 export type Diagnostic = z.infer<typeof Diagnostic>;
 
 export const CoverageScope = z.discriminatedUnion('kind', [

@@ -4,10 +4,14 @@ import { z } from 'zod';
 
 export const Digest = z.string().regex(/^[0-9a-f]{8}$/).describe('First 8 lowercase hex characters of a SHA-256');
 
+// Shapes that recur inside one tool's schema carry an `id`: the JSON Schema export then states
+// each once under `$defs` and refers to it (mcp/tools.ts), which keeps `tools/list` small.
+
 export const ProjectPath = z
   .string()
   .min(1)
-  .describe('Workspace-relative path with `/` separators, no `.` or `..` segments');
+  .describe('Workspace-relative path with `/` separators, no `.` or `..` segments')
+  .meta({ id: 'ProjectPath' });
 
 export const TextRange = z
   .object({
@@ -15,7 +19,8 @@ export const TextRange = z
     end: z.number().int().min(0).describe('UTF-8 byte offset, exclusive'),
   })
   .strict()
-  .describe('Half-open UTF-8 byte range');
+  .describe('Half-open UTF-8 byte range')
+  .meta({ id: 'TextRange' });
 
 export const Pagination = z
   .object({
@@ -60,7 +65,18 @@ export const ReadWarning = z.discriminatedUnion('kind', [
     "A symbol's presentation disagrees with a provider's own facts",
   ),
   warning('traversal_truncated', { visited: z.number().int().min(0) }, 'The walk stopped at the node bound'),
+  warning(
+    'history_truncated',
+    { symbol: z.string(), max_revisions: z.number().int().min(1) },
+    "A symbol's history walk stopped at [providers.history] max_revisions before reaching its introduction",
+  ),
 ]);
+
+/** The full commit id a `rev` resolved to, on every answer read at a revision. */
+export const ResolvedRevision = z
+  .string()
+  .regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/)
+  .describe('The full commit id the request\'s `rev` resolved to (present only on revision reads)');
 export type ReadWarning = z.infer<typeof ReadWarning>;
 
 export const ErrorCodeSchema = z.enum([

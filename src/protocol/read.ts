@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PageIndex, Limit, Pagination, ProjectPath, ReadWarning, RevisionId, TextRange } from './common.ts';
+import { parseNodeId, parseSymbolId } from '../core/ids.ts';
+import { PageIndex, Limit, Pagination, ProjectPath, ReadWarning, ResolvedRevision, RevisionId, TextRange } from './common.ts';
 
 // get_symbol and nodes (spec "Reads"; reference A.2, A.4, A.9).
 
@@ -16,12 +17,17 @@ export const NodeFacet = z.enum([
   'generated', 'test',
 ]);
 
-export const SymbolId = z.string().min(17).max(8192).describe('rift://symbol/<language>/<path>/<qualified name>');
-export const NodeId = z
-  .string()
-  .min(27)
-  .max(8192)
-  .describe('rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use');
+/** An id string; one that does not parse names the form it misses (reference D.3), not its length. */
+const riftId = (parses: (s: string) => boolean, violation: string, form: string, id: string) =>
+  z.string().min(1).max(8192).refine(parses, { error: violation }).describe(form).meta({ id });
+
+export const SymbolId = riftId((s) => parseSymbolId(s) !== null, 'not a rift symbol address', 'rift://symbol/<language>/<path>/<qualified name>', 'SymbolId');
+export const NodeId = riftId(
+  (s) => parseNodeId(s) !== null,
+  'not a witnessed rift node address',
+  'rift://node/<language>/<path>@<start>-<end>#<witness>; the witness is re-checked on use',
+  'NodeId',
+);
 
 export const SymbolRecord = z
   .object({
@@ -56,16 +62,21 @@ export const SourceExcerpt = z
 
 export const SymbolVersion = z
   .object({
-    revision: z.string(),
+    revision: z.string().describe('The full commit id'),
     path: ProjectPath,
     kind: z.enum(['introduced', 'body_changed', 'signature_changed', 'removed', 'decorators_changed']),
-    timestamp: z.string().max(64),
-    summary: z.string().nullable(),
+    timestamp: z.string().max(64).describe('Committer time, RFC 3339'),
+    author: z.string(),
+    summary: z.string().nullable().describe("The commit message's first line"),
   })
   .strict();
 
 export const SymbolHistory = z
-  .object({ symbol: SymbolId, versions: z.array(SymbolVersion), complete: z.boolean() })
+  .object({
+    symbol: SymbolId,
+    versions: z.array(SymbolVersion).describe('Newest first'),
+    complete: z.boolean().describe('False when the walk stopped at max_revisions before the introduction'),
+  })
   .strict();
 
 export const GetSymbolInput = z
@@ -95,7 +106,7 @@ export const GetSymbolHit = z
   .strict();
 
 export const GetSymbolResult = z
-  .object({ hits: z.array(GetSymbolHit), pagination: Pagination, warnings: z.array(ReadWarning) })
+  .object({ hits: z.array(GetSymbolHit), pagination: Pagination, revision: ResolvedRevision.optional(), warnings: z.array(ReadWarning) })
   .strict();
 export type GetSymbolResult = z.infer<typeof GetSymbolResult>;
 
@@ -111,6 +122,7 @@ export type NodesInput = z.infer<typeof NodesInput>;
 export const NodesResult = z
   .object({
     nodes: z.array(NodeRecord).describe('Named syntax nodes containing the position, outermost first'),
+    revision: ResolvedRevision.optional(),
     warnings: z.array(ReadWarning),
   })
   .strict();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Limit, PageIndex, Pagination, ProjectPath, ReadWarning, RevisionId, TextRange } from './common.ts';
+import { Limit, PageIndex, Pagination, ProjectPath, ReadWarning, ResolvedRevision, RevisionId, TextRange } from './common.ts';
 import { SymbolId, SymbolRecord } from './read.ts';
 
 // search (spec "search", "Full-text search", "Traversal"; reference A.3, A.9, F.6, F.7).
@@ -97,6 +97,6 @@ export const SearchHit = z
   .strict();
 
 export const SearchResult = z
-  .object({ results: z.array(SearchHit), pagination: Pagination, warnings: z.array(ReadWarning) })
+  .object({ results: z.array(SearchHit), pagination: Pagination, revision: ResolvedRevision.optional(), warnings: z.array(ReadWarning) })
   .strict();
 export type SearchResult = z.infer<typeof SearchResult>;

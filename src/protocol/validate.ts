@@ -15,11 +15,12 @@ function fieldName(path: ReadonlyArray<PropertyKey>): string {
 
 function violation(issue: z.core.$ZodIssue, value: unknown): { field: string; violation: string } {
   const field = fieldName(issue.path);
+  if (issue.code === 'unrecognized_keys') return { field: fieldName([...issue.path, issue.keys[0]]), violation: 'unknown_field' };
+  // An absent field is `missing` whatever its schema (a union, such as `body`, included).
+  if (issue.path.length > 0 && valueAt(value, issue.path) === undefined) return { field, violation: 'missing' };
   switch (issue.code) {
-    case 'unrecognized_keys':
-      return { field: fieldName([...issue.path, issue.keys[0]]), violation: 'unknown_field' };
     case 'invalid_type':
-      return { field, violation: valueAt(value, issue.path) === undefined ? 'missing' : `wrong_type, expected ${issue.expected}` };
+      return { field, violation: `wrong_type, expected ${issue.expected}` };
     case 'too_small':
       if (field === 'limit' && Number(issue.minimum) === 1) return { field, violation: 'zero' };
       if (issue.origin === 'string') return { field, violation: 'empty' };
@@ -30,6 +31,9 @@ function violation(issue: z.core.$ZodIssue, value: unknown): { field: string; vi
       return { field, violation: `not_one_of ${issue.values.map((v) => String(v)).join('|')}` };
     case 'invalid_format':
       return { field, violation: 'invalid_format' };
+    case 'custom':
+      // Refinements say what the value misses in the reference's words.
+      return { field, violation: issue.message };
     default:
       return { field, violation: 'invalid' };
   }

@@ -8,20 +8,18 @@ import { zeroStats, type AgentEvent } from '../agent/base/types.ts';
 import { TRUST_CHOICES, trustAnswered, type TrustRequest } from '../agent/extensions/project-trust.ts';
 import type { TrustOutcome } from '../agent/loop/assembly.ts';
 import { expandSkill, type Skill } from '../agent/extensions/skills.ts';
+import { SERVE_LINE_BYTES_MAX } from '../core/limits.ts';
+import { COMMANDS, PROTOCOL_VERSION, parseCommand, type Command, type ServeEvent } from '../protocol/serve.ts';
 
 // `rift --serve` (serve-protocol-v1): one command per stdin line in, one JSON event per stdout
 // line out. This class owns the protocol state — busy flag, the shared ask/review id counter,
 // pending replies — and drives the agent engine; it never touches stdio itself.
 
-export const PROTOCOL_VERSION = 1;
-export const COMMANDS = ['hello', 'prompt', 'answer', 'edit_decision', 'cancel', 'undo', 'list_sessions', 'list_models', 'set_model', 'set_approval'] as const;
-export const UNKNOWN_CMD = `unknown cmd (expected ${COMMANDS.join('/')})`;
 export const BUSY_PROMPT = 'turn in progress — cancel it or wait for done';
 export const BUSY_UNDO = 'turn in progress — cancel it or wait before undoing';
 export const BUSY_MODEL = 'turn in progress — cancel it or wait before switching models';
 
-export type Wire = Record<string, unknown> & { event: string };
-export type Out = (e: Wire) => void;
+export type Out = (e: ServeEvent) => void;
 
 /** A question on the wire awaiting its reply; null resolves it as dropped (deny). */
 interface Pending<T> {
@@ -72,7 +70,7 @@ export class ServeSession {
     this.unusable = o.unusable ?? null;
   }
 
-  private emit(e: Wire): void {
+  private emit(e: ServeEvent): void {
     if (!this.closed) this.o.out(e);
   }
 
@@ -81,7 +79,7 @@ export class ServeSession {
   }
 
   /** The startup events: ready, context, then history when resuming a conversation. */
-  start(info: { session: string; cwd: string; version: string; history: Array<{ role: string; text: string }> }): void {
+  start(info: { session: string; cwd: string; version: string; history: Array<{ role: 'user' | 'assistant'; text: string }> }): void {
     this.emit({
       event: 'ready',
       model: this.o.agent.route.address,
@@ -116,44 +114,42 @@ export class ServeSession {
     }
   }
 
-  private dispatch(cmd: unknown): void {
-    const c = cmd && typeof cmd === 'object' && !Array.isArray(cmd) ? (cmd as Record<string, unknown>) : {};
+  /** A stdin line over the bound was dropped unread. */
+  warnOverlong(bytes: number): void {
+    if (!this.closed) this.warn(`command line dropped: ${bytes} bytes, over the ${SERVE_LINE_BYTES_MAX}-byte bound; send one JSON command per line`);
+  }
+
+  private dispatch(value: unknown): void {
+    const parsed = parseCommand(value);
+    if (!parsed.ok) return this.warn(parsed.warning);
+    const c: Command = parsed.command;
     switch (c.cmd) {
       case 'hello':
-        return this.hello(c);
+        this.editReview = c.edit_review;
+        if (c.approve !== undefined) this.o.approval.approve = c.approve;
+        this.emit({ event: 'capabilities', protocol_version: PROTOCOL_VERSION, edit_review: this.editReview, approve: this.o.approval.approve });
+        return this.offerTrust();
       case 'prompt':
         return this.prompt(c.text);
       case 'answer':
-        return this.answer(c);
+        return this.answer(c.id, c.text);
       case 'edit_decision':
-        return this.decide(c);
+        return this.decide(c.id, !c.apply ? { apply: false } : c.content !== undefined ? { apply: true, content: c.content } : { apply: true });
       case 'cancel':
         return this.cancel();
       case 'undo':
         return this.undo();
       case 'list_sessions':
-        this.emit({ event: 'sessions', items: Session.list(Session.dir(this.o.env)) });
-        return;
+        return this.emit({ event: 'sessions', items: Session.list(Session.dir(this.o.env)) });
       case 'list_models':
         void this.listModels();
         return;
       case 'set_model':
         return this.setModel(c.model);
       case 'set_approval':
-        if (typeof c.approve !== 'boolean') return this.warn("set_approval needs a boolean 'approve' field");
         this.o.approval.approve = c.approve;
-        this.emit({ event: 'approval_changed', approve: c.approve });
-        return;
-      default:
-        this.warn(UNKNOWN_CMD);
+        return this.emit({ event: 'approval_changed', approve: c.approve });
     }
-  }
-
-  private hello(c: Record<string, unknown>): void {
-    this.editReview = c.edit_review === true;
-    if (typeof c.approve === 'boolean') this.o.approval.approve = c.approve;
-    this.emit({ event: 'capabilities', protocol_version: PROTOCOL_VERSION, edit_review: this.editReview, approve: this.o.approval.approve });
-    this.offerTrust();
   }
 
   /**
@@ -192,8 +188,8 @@ export class ServeSession {
     }
   }
 
-  private prompt(raw: unknown): void {
-    if (typeof raw !== 'string' || raw.trim() === '') return;
+  private prompt(raw: string): void {
+    if (raw.trim() === '') return;
     this.offerTrust();
     if (this.busy) return this.warn(BUSY_PROMPT);
     let text = raw;
@@ -226,28 +222,25 @@ export class ServeSession {
       this.closeReviews();
       this.busy = false;
     }
-    this.emit(e as Wire);
+    this.emit(e);
   }
 
   private enqueue(job: () => Promise<void>): void {
     this.work = this.work.then(job).catch((e: Error) => this.warn(`internal error: ${e.message}`));
   }
 
-  private answer(c: Record<string, unknown>): void {
-    const id = typeof c.id === 'number' ? c.id : 0;
+  private answer(id: number, text: string): void {
     const p = this.asks.get(id);
     if (!p) return;
     this.asks.delete(id);
-    p.resolve(typeof c.text === 'string' ? c.text : '');
+    p.resolve(text);
   }
 
-  private decide(c: Record<string, unknown>): void {
-    const id = typeof c.id === 'number' ? c.id : 0;
+  private decide(id: number, decision: ReviewDecision): void {
     const p = this.reviews.get(id);
     if (!p) return;
     this.reviews.delete(id);
-    if (c.apply !== true) p.resolve({ apply: false });
-    else p.resolve(typeof c.content === 'string' ? { apply: true, content: c.content } : { apply: true });
+    p.resolve(decision);
   }
 
   private cancel(): void {
@@ -266,11 +259,10 @@ export class ServeSession {
 
   private undo(): void {
     if (this.busy) return this.warn(BUSY_UNDO);
-    this.emit(this.o.agent.undo() as Wire);
+    this.emit(this.o.agent.undo());
   }
 
-  private setModel(model: unknown): void {
-    if (typeof model !== 'string' || model.trim() === '') return this.warn("set_model needs a 'model' field");
+  private setModel(model: string): void {
     if (this.busy) return this.warn(BUSY_MODEL);
     this.busy = true;
     this.enqueue(async () => {
@@ -294,14 +286,19 @@ export class ServeSession {
   }
 
   raiseAsk(req: AskRequest, signal: AbortSignal): Promise<string | null> {
-    return this.raise(this.asks, signal, (id) => ({ event: 'ask', id, question: req.question, detail: req.detail, choices: req.choices }));
+    return this.raise(
+      this.asks,
+      signal,
+      (id) => ({ event: 'ask', id, question: req.question, detail: req.detail, choices: req.choices }),
+      (id) => this.emit({ event: 'ask_closed', id }),
+    );
   }
 
   raiseReview(req: ReviewRequest, signal: AbortSignal): Promise<ReviewDecision | null | 'unavailable'> {
     // Reviews belong to a turn and close with it. A background sub-agent outlives the turn
     // that launched it, so its edits are approved through a plain ask, which stays answerable.
     if (!this.editReview || signal !== this.turn?.signal) return Promise.resolve('unavailable');
-    const wire = (id: number): Wire => ({ event: 'edit_review', id, tool: req.tool, path: req.path, old: req.old, new: req.new, segments: req.segments });
+    const wire = (id: number): ServeEvent => ({ event: 'edit_review', id, tool: req.tool, path: req.path, old: req.old, new: req.new, segments: req.segments });
     return this.raise(this.reviews, signal, wire, (id) => this.emit({ event: 'edit_review_closed', id }));
   }
 
@@ -309,7 +306,7 @@ export class ServeSession {
    * One question on the wire under the next id of the shared counter (asks and reviews are one id
    * space, never reused). After EOF or an abort it is dropped (null); `dropped` runs if it was pending.
    */
-  private raise<T>(pending: Map<number, Pending<T>>, signal: AbortSignal, wire: (id: number) => Wire, dropped?: (id: number) => void): Promise<T | null> {
+  private raise<T>(pending: Map<number, Pending<T>>, signal: AbortSignal, wire: (id: number) => ServeEvent, dropped?: (id: number) => void): Promise<T | null> {
     if (this.closed || signal.aborted) return Promise.resolve(null);
     const id = ++this.seq;
     return new Promise((resolve) => {

@@ -1,5 +1,5 @@
-import { capabilityUnavailable, invalidField } from '../core/errors.ts';
-import { CHANGE_BODY_BYTES_MAX, PATCH_BYTES_MAX } from '../core/limits.ts';
+import { capabilityUnavailable, invalidField, isRiftError, storageFailure } from '../core/errors.ts';
+import { CHANGE_BODY_BYTES_MAX, CHANGE_LOCK_WAIT_MS, PATCH_BYTES_MAX } from '../core/limits.ts';
 import { sha256Hex } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { projectPathViolation } from '../core/path.ts';
@@ -23,17 +23,31 @@ import type {
 import { applyPlan } from '../change/apply.ts';
 import { resolveBodySource } from '../change/body-source.ts';
 import { insertNode, insertSymbol, removeNode, removeSymbol, replaceNode, replaceSymbol } from '../change/declaration-edits.ts';
-import { Lane } from '../change/lane.ts';
 import { planMove } from '../change/move.ts';
 import { planPatch } from '../change/patch.ts';
 import type { ChangeContext, Plan } from '../change/plan.ts';
-import { sweepStage } from '../change/publish.ts';
+import { hasInterruptedChanges, recoverChanges } from '../change/journal.ts';
 import { isRefusal } from '../change/refusal.ts';
 import { checkReview, planRename, proposedWrites, type ProposedWrite, type RenameReview } from '../change/rename.ts';
+import { TreeLock, type Held } from '../change/tree-lock.ts';
 
 // Transport-free change tools (spec "Changes"). Request-shape checks run first and fail as
-// `invalid_request`; everything else runs in the tree's FIFO lane: configuration gate, index
-// readiness, resolution (refusals are results), publication, hooks, index refresh.
+// `invalid_request`; then the configuration gate and index readiness; everything else holds
+// the tree (in-process FIFO, then the cross-process lock): recovery of a change a dead process
+// left, an index refresh of what other processes changed, resolution against the bytes on disk
+// now (refusals are results), publication, hooks, index refresh.
+
+/** The lock wait a change allows itself; `RIFT_CHANGE_LOCK_WAIT_MS` shortens it for tests. */
+function lockBudget(): number {
+  const env = Number(process.env.RIFT_CHANGE_LOCK_WAIT_MS);
+  return process.env.RIFT_CHANGE_LOCK_WAIT_MS && Number.isInteger(env) && env >= 0 ? env : CHANGE_LOCK_WAIT_MS;
+}
+
+/** An index store failure (SQLite) as `storage_failure` on `.rift/rift.db`; anything else as it is. */
+function storeError(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code;
+  return !isRiftError(e) && typeof code === 'string' && code.startsWith('SQLITE_') ? storageFailure('.rift/rift.db', e) : e;
+}
 
 function pathField(field: string, value: string): string {
   const violation = projectPathViolation(value);
@@ -70,7 +84,10 @@ export interface ChangeOptions {
 }
 
 export class ChangeService {
-  private readonly lane = new Lane();
+  private readonly lock: TreeLock;
+  private readonly budgetMs = lockBudget();
+  /** How far this process's index has followed the tree's change log (null: unknown, rebuild). */
+  private seen: number | null;
 
   constructor(
     private readonly root: string,
@@ -78,7 +95,26 @@ export class ChangeService {
     private readonly indexer: Indexer,
     private readonly engines: EngineRegistry,
   ) {
-    sweepStage(root);
+    this.lock = TreeLock.acquire(root);
+    // Read before the index is first built, so every change logged after it is replayed.
+    this.seen = this.lock.position();
+  }
+
+  /**
+   * Rolls back changes a killed process left half done, when the tree is free right now (a
+   * busy tree is recovered by whoever holds it next). Engines call this once on opening.
+   */
+  async recoverAtStart(): Promise<void> {
+    if (!hasInterruptedChanges(this.root)) return;
+    try {
+      await this.lock.run(0, 0, (held) => this.recover(held));
+    } catch (e) {
+      if (!isRiftError(e) || e.code !== 'temporarily_unavailable') throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.lock.release();
   }
 
   replaceSymbol(input: ReplaceSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -121,7 +157,7 @@ export class ChangeService {
 
   removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true));
+    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true), true);
   }
 
   patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -154,15 +190,21 @@ export class ChangeService {
     return this.run('move_file', options, (ctx) => planMove(ctx, path, destination));
   }
 
-  private run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>): Promise<ChangeResult> {
-    return this.lane.run(async () => {
+  /** `parses`: the plan itself parses (finding a node's declaration), so the grammars load first. */
+  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>, parses = false): Promise<ChangeResult> {
+    const deadline = performance.now() + this.budgetMs;
+    const accepted = this.config.current();
+    await this.indexer.ensureBuilt(accepted.config).catch((e: unknown) => {
+      throw storeError(e);
+    });
+    if (parses) await initSyntax();
+    const hooks = accepted.config.hooks;
+    const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
+    if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });
+    return this.lock.run(deadline, this.budgetMs, async (held) => {
       const started = performance.now();
-      const accepted = this.config.current();
-      await this.indexer.ensureBuilt(accepted.config);
-      await initSyntax();
-      const hooks = accepted.config.hooks;
-      const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
-      if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });
+      await this.recover(held);
+      await this.catchUp(held);
       const ctx: ChangeContext = {
         root: this.root,
         config: gated ? { ...accepted.config, hooks: [] } : accepted.config,
@@ -176,8 +218,27 @@ export class ChangeService {
         if (!isRefusal(e)) throw e;
         result = e.result;
       }
+      if (result.status === 'applied') this.seen = held.record(result.summary.files.map((f) => f.path));
       log('info', 'change', 'change finished', { tool, status: result.status, elapsed_ms: Math.round(performance.now() - started) });
       return result;
     });
+  }
+
+  /** Rolls back what a dead process left in flight, logged so every index (this one too) catches up. */
+  private async recover(held: Held): Promise<void> {
+    const restored = await recoverChanges(this.root);
+    if (restored.length > 0) held.record(restored);
+  }
+
+  /** Re-indexes what other processes changed since this one last looked. */
+  private async catchUp(held: Held): Promise<void> {
+    const { paths, position } = held.missed(this.seen);
+    try {
+      if (paths === null) await this.indexer.build();
+      else if (paths.length > 0) await this.indexer.refresh(paths);
+    } catch (e) {
+      throw storeError(e);
+    }
+    this.seen = position;
   }
 }

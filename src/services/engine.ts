@@ -6,6 +6,8 @@ import { Store } from '../index/store.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
 import { EngineRegistry } from '../engine/registry.ts';
 import type { EngineTrust } from '../engine/definitions.ts';
+import { RevisionIndex } from '../index/revision.ts';
+import { SemanticTier } from '../index/semantic.ts';
 import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
@@ -39,6 +41,8 @@ export class Engine {
     readonly gate: ReadGate,
     readonly map: MapService,
     readonly workspace: WorkspaceService,
+    /** Background vectors for `search` when `[search.semantic]` is enabled. */
+    readonly semantic: SemanticTier,
   ) {}
 
   static async open(workspace: string, options: EngineOptions): Promise<Engine> {
@@ -48,20 +52,26 @@ export class Engine {
     const config = new ConfigLoader(root);
     const store = Store.open(root);
     const indexer = new Indexer(root, config, store);
-    const gate = new ReadGate(root, config, indexer);
+    const gate = new ReadGate(config, indexer, new RevisionIndex(root, store));
+    const semantic = new SemanticTier(root, store, () => config.current().config.search.semantic);
+    // Every published batch may hold declarations without vectors.
+    indexer.onPublish(() => semantic.schedule());
     const engines = new EngineRegistry(root, config, indexer, options.engineTrust ?? (() => false));
+    const change = new ChangeService(root, config, indexer, engines);
     const engine = new Engine(
       root,
       config,
       indexer,
       new ReadService(root, gate, indexer),
-      new SearchService(root, gate, indexer),
-      new ChangeService(root, config, indexer, engines),
+      new SearchService(root, gate, indexer, semantic),
+      change,
       engines,
       gate,
       new MapService(root, indexer),
       new WorkspaceService(config, indexer, registryEngineStates(engines)),
+      semantic,
     );
+    await change.recoverAtStart();
     if (options.watch) await indexer.watch();
     return engine;
   }
@@ -80,8 +90,11 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.change.close();
     this.map.close();
     await this.engines.close();
+    this.gate.revisions.close();
+    await this.semantic.close();
     await this.indexer.close();
   }
 }

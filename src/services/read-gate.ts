@@ -1,11 +1,11 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { RiftError, capabilityUnavailable, invalidField, limitExceeded } from '../core/errors.ts';
+import { capabilityUnavailable, invalidField, limitExceeded } from '../core/errors.ts';
 import { RESULTS_MAX } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { ReadWarning } from '../protocol/common.ts';
 import type { Indexer } from '../index/indexer.ts';
+import { initSyntax } from '../syntax/runtime.ts';
+import type { RevisionIndex, RevisionSnapshot } from '../index/revision.ts';
 
 // What every read does before and after it answers: the configuration gate, revision
 // admission, waiting for the index built under the accepted configuration (or, during a long
@@ -15,9 +15,9 @@ const REVISION_ID = /^[A-Za-z0-9._/-]+$/;
 
 export class ReadGate {
   constructor(
-    private readonly root: string,
     private readonly config: ConfigLoader,
     private readonly indexer: Indexer,
+    readonly revisions: RevisionIndex,
   ) {}
 
   /** Validates `rev` spelling (before anything else that concerns it). */
@@ -28,25 +28,34 @@ export class ReadGate {
     if (!REVISION_ID.test(rev)) throw invalidField('rev', 'charset_forbidden');
   }
 
-  /** Gates on configuration, refuses unserved revision reads, and waits for the index. */
-  async admit(rev: string | undefined): Promise<WorkspaceConfig> {
+  /** Gates on configuration and waits for the index (a working-tree read: `rev` absent). */
+  async admit(): Promise<WorkspaceConfig> {
     const accepted = this.config.current();
-    ReadGate.checkRevisionSpelling(rev);
-    if (rev !== undefined) {
-      if (!accepted.config.providers.history.enabled) {
-        throw capabilityUnavailable('revision reads (providers.history disabled)');
-      }
-      if (!hasGitRepository(this.root)) {
-        throw new RiftError('capability_unavailable', [
-          ['workspace', realpathSync(this.root)],
-          ['requires', 'a git repository — run `git init`, or omit `rev` to read the current tree'],
-        ]);
-      }
-      throw capabilityUnavailable('revision reads');
-    }
     // A long cold build lets reads in once its first files are stored (they warn stale_index).
     await this.indexer.readable(accepted.config);
     return accepted.config;
+  }
+
+  /**
+   * Admits a revision read: spelling, the history provider, the repository, the revision
+   * itself; then the commit's indexed tree. Never waits for the working-tree index.
+   */
+  async admitRevision(rev: string): Promise<{ config: WorkspaceConfig; snapshot: RevisionSnapshot }> {
+    const accepted = this.config.current();
+    ReadGate.checkRevisionSpelling(rev);
+    if (!accepted.config.providers.history.enabled) {
+      throw capabilityUnavailable('revision reads (providers.history disabled)');
+    }
+    const commit = await this.revisions.resolve(rev);
+    await initSyntax(); // the commit's blobs are parsed here, not by the working-tree index
+    return { config: accepted.config, snapshot: await this.revisions.snapshot(commit, accepted.config) };
+  }
+
+  /** Admits `include: ["history"]`: the history provider must serve it. */
+  async checkHistory(config: WorkspaceConfig): Promise<void> {
+    if (!config.providers.history.enabled) throw capabilityUnavailable('symbol history (providers.history disabled)');
+    await this.revisions.repository();
+    await initSyntax();
   }
 
   /**
@@ -83,14 +92,4 @@ export function pageLimit(limit: number | undefined, fallback: number): number {
 
 export function pagination(pageIndex: number, total: number, limit: number): { page_index: number; total_pages: number } {
   return { page_index: pageIndex, total_pages: Math.max(1, Math.ceil(total / limit)) };
-}
-
-function hasGitRepository(root: string): boolean {
-  let dir = root;
-  for (;;) {
-    if (existsSync(join(dir, '.git'))) return true;
-    const parent = dirname(dir);
-    if (parent === dir) return false;
-    dir = parent;
-  }
 }

@@ -2,6 +2,8 @@ import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest8 } from '../core/digest.ts';
 import { RiftError, capabilityUnavailable, invalidField } from '../core/errors.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { ReadWarning } from '../protocol/common.ts';
 import { nodeId, symbolId } from '../core/ids.ts';
 import { GET_SYMBOL_LIMIT_DEFAULT } from '../core/limits.ts';
 import { extensionOf, projectPathViolation, underFloor } from '../core/path.ts';
@@ -11,8 +13,9 @@ import { initSyntax } from '../syntax/runtime.ts';
 import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { nfcConflict } from '../workspace/walk.ts';
-import type { SymbolRow } from '../index/store.ts';
-import { ReadGate, pageLimit, pagination } from './read-gate.ts';
+import type { Store, SymbolRow } from '../index/store.ts';
+import { timeline } from '../history/timeline.ts';
+import { type ReadGate, pageLimit, pagination } from './read-gate.ts';
 
 // Transport-free reads (spec "Reads"). Each read awaits readiness, then answers from
 // the store synchronously: one committed state, never two.
@@ -33,10 +36,12 @@ export class ReadService {
     const limit = pageLimit(input.limit, GET_SYMBOL_LIMIT_DEFAULT);
     const pageIndex = input.page_index ?? 0;
     const include = new Set(input.include ?? ['source']);
-    await this.gate.admit(input.rev);
-    if (include.has('history')) throw capabilityUnavailable('symbol history');
+    const rev = input.rev === undefined ? null : await this.gate.admitRevision(input.rev);
+    const config = rev ? rev.config : await this.gate.admit();
+    if (include.has('history')) await this.gate.checkHistory(config);
 
-    const store = this.indexer.store;
+    // Synchronous up to the history walk: one committed state of the store.
+    const store = rev ? rev.snapshot.store : this.indexer.store;
     const { total, rows } = store.findSymbols({ query: input.name, offset: pageIndex * limit, limit });
     const hits: Hit[] = rows.map((row) => {
       const hit: Hit = {
@@ -63,13 +68,51 @@ export class ReadService {
       }
       return hit;
     });
-    return { hits, pagination: pagination(pageIndex, total, limit), warnings: this.gate.warnings() };
+    const warnings = rev ? [] : this.gate.warnings();
+    if (include.has('history')) {
+      warnings.push(...(await this.attachHistory(hits, rows, rev?.snapshot.commit ?? null, config)));
+    }
+    const result: GetSymbolResult = { hits, pagination: pagination(pageIndex, total, limit), warnings };
+    if (rev) result.revision = rev.snapshot.commit;
+    return result;
+  }
+
+  /**
+   * Each hit's timeline, walked from the served commit (HEAD for a working-tree read; a
+   * repository with no commit yet has no history to tell).
+   */
+  private async attachHistory(hits: Hit[], rows: readonly SymbolRow[], commit: string | null, config: WorkspaceConfig): Promise<ReadWarning[]> {
+    const revisions = this.gate.revisions;
+    const repo = await revisions.repository();
+    const from = commit ?? (await repo.resolve('HEAD'));
+    const max = config.providers.history.max_revisions;
+    const warnings: ReadWarning[] = [];
+    for (const [i, hit] of hits.entries()) {
+      const row = rows[i];
+      if (typeof from !== 'string' && !from.ok) {
+        hit.history = { symbol: hit.symbol.id, versions: [], complete: true };
+        continue;
+      }
+      const start = typeof from === 'string' ? from : from.commit;
+      const t = await timeline(repo, start, row.path, row.language as LanguageId, row.qname, max, config.source.max_file_bytes);
+      hit.history = { symbol: hit.symbol.id, versions: t.versions, complete: t.complete };
+      if (!t.complete) {
+        warnings.push({
+          kind: 'history_truncated',
+          message: `the history of ${hit.symbol.id} stopped after ${max} revisions ([providers.history] max_revisions) before its introduction`,
+          symbol: hit.symbol.id,
+          max_revisions: max,
+        });
+      }
+    }
+    return warnings;
   }
 
   async nodes(input: NodesInput): Promise<NodesResult> {
     const violation = projectPathViolation(input.path);
     if (violation) throw invalidField('path', violation);
-    await this.gate.admit(input.rev);
+    if (input.rev !== undefined) return this.revisionNodes(input, input.rev);
+    await this.gate.admit();
     await initSyntax();
     // From here on the answer is read synchronously: one committed state of the store.
     const selection = this.indexer.currentSelection();
@@ -77,13 +120,7 @@ export class ReadService {
     const language = visible ? selection.syntaxLanguage(input.path) : null;
     const store = this.indexer.store;
     const file = visible ? store.file(input.path) : null;
-    if (visible && language === null && (file || existsSync(join(this.root, input.path)))) {
-      const ext = extensionOf(input.path);
-      throw capabilityUnavailable('syntax nodes', [
-        ['path', input.path],
-        ext === null ? ['extension', 'none — the path carries no extension'] : ['extension', ext],
-      ]);
-    }
+    if (visible && language === null && (file || existsSync(join(this.root, input.path)))) throw noSyntax(input.path);
     if (visible && language !== null && !file) {
       // A file that exists but was left out of the index: its bytes cannot be served as source.
       const reason = leftOutReason(this.root, input.path, store.skippedFile(input.path)?.reason, selection.config.source.max_file_bytes);
@@ -105,25 +142,54 @@ export class ReadService {
         ['reason', 'stale_index: the file changed on disk since it was indexed and is being re-indexed'],
       ]);
     }
-    const declarations = store.symbolsOfFile(input.path);
-    const nodes: Node[] = nodesAt(language as LanguageId, bytes, input.position).map((n) => {
-      const linked = declarations.find(
-        (d) =>
-          (d.span_start === n.range.start && d.span_end === n.range.end) ||
-          (d.item_start === n.range.start && d.item_end === n.range.end),
-      );
-      const node: Node = {
-        id: nodeId(language, input.path, n.range.start, n.range.end, digest8(bytes.subarray(n.range.start, n.range.end))),
-        language,
-        kind: n.kind,
-        facets: n.facets as Node['facets'],
-        range: { start: n.range.start, end: n.range.end },
-      };
-      if (linked) node.symbol = symbolId(language, input.path, linked.qname);
-      return node;
-    });
-    return { nodes, warnings: this.gate.warnings() };
+    return { nodes: nodesOf(store, language, input.path, bytes, input.position), warnings: this.gate.warnings() };
   }
+
+  /** `nodes` at a revision: the committed file, under the same selection as the working tree. */
+  private async revisionNodes(input: NodesInput, rev: string): Promise<NodesResult> {
+    const { snapshot } = await this.gate.admitRevision(rev);
+    await initSyntax();
+    const path = input.path;
+    const visible = !underFloor(path) && snapshot.visibility.isVisible(path);
+    const language = visible ? snapshot.selection.syntaxLanguage(path) : null;
+    const store = snapshot.store;
+    const file = visible ? store.file(path) : null;
+    if (file && language === null) throw noSyntax(path);
+    const skipped = visible ? store.skippedFile(path) : null;
+    if (skipped) throw new RiftError('content_unavailable', [['path', path], ['rev', rev], ['reason', describeSkip(skipped.reason)]]);
+    const bytes = file && language ? store.indexedBytes(path) : null;
+    if (!bytes || !language) throw new RiftError('resource_not_found', [['path', path], ['rev', rev]]);
+    return { nodes: nodesOf(store, language, path, bytes, input.position), revision: snapshot.commit, warnings: [] };
+  }
+}
+
+/** The named nodes containing `position` in a stored file's bytes, linked to its declarations. */
+function nodesOf(store: Store, language: string, path: string, bytes: Uint8Array, position: number): Node[] {
+  const declarations = store.symbolsOfFile(path);
+  return nodesAt(language as LanguageId, bytes, position).map((n) => {
+    const linked = declarations.find(
+      (d) =>
+        (d.span_start === n.range.start && d.span_end === n.range.end) ||
+        (d.item_start === n.range.start && d.item_end === n.range.end),
+    );
+    const node: Node = {
+      id: nodeId(language, path, n.range.start, n.range.end, digest8(bytes.subarray(n.range.start, n.range.end))),
+      language,
+      kind: n.kind,
+      facets: n.facets as Node['facets'],
+      range: { start: n.range.start, end: n.range.end },
+    };
+    if (linked) node.symbol = symbolId(language, path, linked.qname);
+    return node;
+  });
+}
+
+function noSyntax(path: string): RiftError {
+  const ext = extensionOf(path);
+  return capabilityUnavailable('syntax nodes', [
+    ['path', path],
+    ext === null ? ['extension', 'none — the path carries no extension'] : ['extension', ext],
+  ], true);
 }
 
 /** Why the indexer left a file out, as a reason a caller can act on. */

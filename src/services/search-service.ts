@@ -1,5 +1,6 @@
 import { capabilityUnavailable, invalidField, limitExceeded } from '../core/errors.ts';
 import { GlobSet, patternViolation } from '../core/glob.ts';
+import { lineContentEnd, nextLineStart } from '../core/lines.ts';
 import { FORCE_INCLUDE_FILES_MAX, SEARCH_LIMIT_DEFAULT } from '../core/limits.ts';
 import type { ReadWarning } from '../protocol/common.ts';
 import type { SearchInput, SearchResult } from '../protocol/search.ts';
@@ -9,61 +10,29 @@ import { walkWorkspace } from '../workspace/walk.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { Store } from '../index/store.ts';
 import { runParseItem } from '../index/parse-job.ts';
-import { identifierLanes, rankedLanes, type FileHitRow, type LaneQuery, type Lanes, type SymbolHitRow } from '../index/search.ts';
+import { identifierLanes, rankedLanes, semanticLane, type FileHitRow, type LaneQuery, type Lanes } from '../index/search.ts';
+import type { SemanticTier } from '../index/semantic.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
+import { fuse, identifierWordsOf, joinWalk, meaningfulWords, type Source, type Unit } from '../index/rank.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
 import { symbolRecord } from './read-service.ts';
-import { checkTraversal, walkTraversal, type WalkedHit } from './traversal.ts';
+import { checkTraversal, walkTraversal } from './traversal.ts';
 
 // search: one ranked answer over declaration names, declaration sources and file
-// contents. Lanes (see index/search.ts) are fused with reciprocal-rank fusion into one
-// total order: more query words carried first, then the fused score, then path, range
-// start, and identity. Narrowing by paths happens inside every lane, before scoring, so
-// a smaller limit is always a prefix of a larger one.
+// contents, and (with [search.semantic]) the declarations nearest the query's meaning. This
+// service checks the request, gathers the lanes of the index (and of the on-demand store
+// `force_include` fills) and the semantic tier's, has index/rank.ts fuse them into one order,
+// pages it and shapes each hit. Narrowing by paths happens inside every lane, before scoring,
+// so a smaller limit is always a prefix of a larger one.
 
 type Hit = SearchResult['results'][number];
-type Lane = 'ranked' | 'name' | 'content' | 'relationship';
-
-/** Reciprocal-rank fusion constant and per-lane weights. */
-const RRF_K = 60;
-const WEIGHT = { rankedSymbols: 1, rankedFiles: 1, content: 0.5 } as const;
-/** Identifier-tier weight by match level: exact name, exact qualified name, prefix, camel/snake part. */
-const NAME_LEVEL_WEIGHT = [3, 3, 1.5, 0.75] as const;
-/** Test code ranks below the code it tests, unless the query asks for tests. */
-const TEST_CODE_FACTOR = 0.5;
-const TEST_PATH = /(^|\/)(tests?|testing|__tests__)\/|(^|\/)test_[^/]*$|_test\.[a-z]+$/;
-
-// Words that carry no meaning of their own in a prose query; dropped when others remain.
-const STOP_WORDS = new Set(
-  'a an and are as at be by do does for from how in into is it of on or that the this to use using what when where which with'.split(' '),
-);
-
-/** One store's lanes; `tag` keeps units of the index and of the forced store apart. */
-interface Source {
-  tag: string;
-  store: Store;
-  lanes: Lanes;
-}
-
-interface Unit {
-  key: string;
-  store: Store;
-  kind: 'symbol' | 'file';
-  symbol?: SymbolHitRow['row'];
-  file?: FileHitRow;
-  literal?: FileHitRow;
-  lanes: Set<Lane>;
-  coverage: number;
-  score: number;
-  /** Set when the traversal reached it. */
-  walked?: WalkedHit;
-}
 
 export class SearchService {
   constructor(
     private readonly root: string,
     private readonly gate: ReadGate,
     private readonly indexer: Indexer,
+    private readonly semantic: SemanticTier,
   ) {}
 
   async search(input: SearchInput): Promise<SearchResult> {
@@ -82,14 +51,16 @@ export class SearchService {
     ReadGate.checkRevisionSpelling(input.rev);
     const traversal = input.traversal === undefined ? null : checkTraversal(input.traversal, input.rev);
     if (input.rev !== undefined && selectors.force.length > 0) throw capabilityUnavailable('force_include at a revision');
-    const config = await this.gate.admit(input.rev);
+    const rev = input.rev === undefined ? null : await this.gate.admitRevision(input.rev);
+    const config = rev ? rev.config : await this.gate.admit();
+    const indexed = rev ? rev.snapshot.store : this.indexer.store;
 
     const includeSet = new GlobSet(selectors.include);
     const excludeSet = new GlobSet(selectors.exclude);
-    const identifierWords = queryWords(literal);
+    const allWords = queryWords(literal);
     const q: LaneQuery = {
-      words: meaningfulWords(identifierWords),
-      identifierWords,
+      words: meaningfulWords(allWords),
+      identifierWords: identifierWordsOf(allWords),
       literal,
       pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
       symbols: target !== 'file',
@@ -99,11 +70,17 @@ export class SearchService {
     const forced = selectors.force.length > 0 ? await this.forcedStore(config, selectors.force) : null;
 
     const warnings: ReadWarning[] = [];
+    // The semantic tier answers for the working tree's declarations only. Its state is taken
+    // before the query is embedded: vectors that land meanwhile may help the answer, but the
+    // warning never claims more than the answer was sure to have.
+    const preparing = semanticWarnings(this.semantic, false);
+    const nearest = input.query !== undefined && input.rev === undefined && target !== 'file' ? await this.semantic.nearest(literal) : null;
+    warnings.push(...semanticWarnings(this.semantic, true), ...preparing);
     // Synchronous from here: the walk and the lanes read one committed state of the store.
     const walked = traversal === null ? null : walkTraversal(this.indexer, config, traversal, input.traversal!);
     if (walked) warnings.push(...walked.warnings);
     const sources: Source[] = [];
-    for (const [tag, store] of input.query === undefined ? [] : ([['i', this.indexer.store], ['f', forced]] as const)) {
+    for (const [tag, store] of input.query === undefined ? [] : ([['i', indexed], ['f', forced]] as const)) {
       if (!store) continue;
       let ranked: Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> = { rankedSymbols: [], rankedFiles: [] };
       try {
@@ -114,14 +91,16 @@ export class SearchService {
       } catch (err) {
         if (tag === 'i') warnings.push(lexicalUnavailable(`the full-text tier failed to load: ${(err as Error).message}`));
       }
-      sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q) } });
+      const semantic = tag === 'i' && nearest ? semanticLane(store, nearest, q.pathOk) : [];
+      sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q), semantic } });
     }
-    const units = fuse(sources, /\btests?\b/i.test(literal));
+    const units = fuse(sources, literal, q.words.length);
     if (walked && target !== 'file') joinWalk(units, walked.hits.filter((h) => q.pathOk(h.row.path)), this.indexer.store, input.query === undefined);
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
     const results = page.map((u) => toHit(u, q.words, include));
     forced?.close();
+    if (rev) return { results, pagination: pagination(pageIndex, total, limit), revision: rev.snapshot.commit, warnings };
     return { results, pagination: pagination(pageIndex, total, limit), warnings: [...warnings, ...this.gate.warnings()] };
   }
 
@@ -164,9 +143,21 @@ function checkPatterns(patterns: readonly string[] | undefined): string[] {
   return [...(patterns ?? [])];
 }
 
-function meaningfulWords(words: QueryWord[]): QueryWord[] {
-  const kept = words.filter((w) => !STOP_WORDS.has(w.text.toLowerCase()));
-  return kept.length > 0 ? kept : words;
+/** What the semantic tier says about itself: `unavailable` selects which of its two warnings. */
+function semanticWarnings(tier: SemanticTier, unavailable: boolean): ReadWarning[] {
+  const status = tier.status();
+  if (status.kind === 'unavailable' && unavailable) {
+    return [{ kind: 'semantic_ranking_unavailable', message: `semantic ranking is unavailable for the life of this server: ${status.reason}`, reason: status.reason }];
+  }
+  if (status.kind === 'preparing' && !unavailable) {
+    return [{
+      kind: 'semantic_index_preparing',
+      message: `semantic ranking is still being built: ${status.prepared} of ${status.total} declarations carry a vector`,
+      prepared: status.prepared,
+      total: status.total,
+    }];
+  }
+  return [];
 }
 
 function lexicalUnavailable(reason: string): ReadWarning {
@@ -175,85 +166,6 @@ function lexicalUnavailable(reason: string): ReadWarning {
     message: `ranking fell back to identifier matching: ${reason}`,
     reason,
   };
-}
-
-/** Reciprocal-rank fusion of every lane of every store into one total order. */
-function fuse(sources: readonly Source[], wantsTests: boolean): Unit[] {
-  const units = new Map<string, Unit>();
-  /** The unit a lane row names, credited with that lane, the row's coverage and `score`. */
-  const credit = (s: Source, kind: 'symbol' | 'file', id: number, lane: Lane, coverage: number, score: number): Unit => {
-    const key = `${s.tag}:${kind}:${id}`;
-    let u = units.get(key);
-    if (!u) {
-      u = { key, store: s.store, kind, lanes: new Set(), coverage: 0, score: 0 };
-      units.set(key, u);
-    }
-    u.lanes.add(lane);
-    u.coverage = Math.max(u.coverage, coverage);
-    u.score += score;
-    return u;
-  };
-  // Lanes from different stores merge by their own scores before ranks are taken.
-  const merged = <T extends { score: number; coverage: number }>(pick: (l: Lanes) => T[]) =>
-    sources
-      .flatMap((s) => pick(s.lanes).map((row) => ({ row, s })))
-      .sort((a, b) => b.row.coverage - a.row.coverage || a.row.score - b.row.score);
-
-  merged((l) => l.rankedSymbols).forEach(({ row, s }, rank) => {
-    credit(s, 'symbol', row.row.id, 'ranked', row.coverage, WEIGHT.rankedSymbols / (RRF_K + rank)).symbol = row.row;
-  });
-  merged((l) => l.names).forEach(({ row, s }, rank) => {
-    credit(s, 'symbol', row.row.id, 'name', row.coverage, NAME_LEVEL_WEIGHT[row.score] / (RRF_K + rank)).symbol = row.row;
-  });
-  merged((l) => l.rankedFiles).forEach(({ row, s }, rank) => {
-    credit(s, 'file', row.fileId, 'ranked', row.coverage, WEIGHT.rankedFiles / (RRF_K + rank)).file = row;
-  });
-  // A literal line match is binary: every match earns the same weight.
-  for (const s of sources) {
-    for (const row of s.lanes.content) {
-      const u = credit(s, 'file', row.fileId, 'content', row.coverage, WEIGHT.content / RRF_K);
-      u.file ??= row;
-      u.literal = row;
-    }
-  }
-  if (!wantsTests) for (const u of units.values()) if (TEST_PATH.test(pathOf(u))) u.score *= TEST_CODE_FACTOR;
-  return [...units.values()].sort(
-    (a, b) =>
-      b.coverage - a.coverage ||
-      b.score - a.score ||
-      cmp(pathOf(a), pathOf(b)) ||
-      startOf(a) - startOf(b) ||
-      cmp(a.kind, b.kind) ||
-      cmp(a.key, b.key),
-  );
-}
-
-/**
- * Adds the walk to the fused units: a symbol both lanes reached keeps its lexical place and
- * score and gains its route; the rest follow in walk order. A pure walk scores 1 / distance.
- */
-function joinWalk(units: Unit[], hits: readonly WalkedHit[], store: Store, pure: boolean): void {
-  const index = new Map(units.filter((u) => u.key.startsWith('i:symbol:')).map((u) => [u.symbol!.id, u]));
-  for (const h of hits) {
-    const u = index.get(h.row.id);
-    if (u) {
-      u.lanes.add('relationship');
-      u.walked = h;
-      continue;
-    }
-    units.push({
-      key: `i:symbol:${h.row.id}`, store, kind: 'symbol', symbol: h.row, lanes: new Set(['relationship']),
-      coverage: 0, score: pure ? 1 / h.distance : 0, walked: h,
-    });
-  }
-}
-
-function pathOf(u: Unit): string {
-  return u.symbol?.path ?? u.file!.path;
-}
-
-function startOf(u: Unit): number {
-  return u.symbol ? u.symbol.span_start : (u.literal ?? u.file!).start;
 }
 
 const utf8 = new TextDecoder('utf-8');
@@ -300,20 +212,11 @@ function bestLine(bytes: Uint8Array, chunk: FileHitRow, words: readonly QueryWor
   let best = { start: chunk.start, end: chunk.start, line: chunk.line, count: -1 };
   let start = 0;
   let line = chunk.line;
-  while (start < bytes.length) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end < 0) end = bytes.length;
-    let textEnd = end;
-    if (textEnd > start && bytes[textEnd - 1] === 0x0d) textEnd--;
-    const tokens = new Set(wordTokens(utf8.decode(bytes.subarray(start, textEnd))));
+  for (; start < bytes.length; start = nextLineStart(bytes, start), line++) {
+    const end = lineContentEnd(bytes, start);
+    const tokens = new Set(wordTokens(utf8.decode(bytes.subarray(start, end))));
     const count = words.filter((w) => w.tokens.every((t) => tokens.has(t))).length;
-    if (count > best.count) best = { start: chunk.start + start, end: chunk.start + textEnd, line, count };
-    start = end + 1;
-    line++;
+    if (count > best.count) best = { start: chunk.start + start, end: chunk.start + end, line, count };
   }
   return best;
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

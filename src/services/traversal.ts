@@ -3,16 +3,17 @@ import { parseSymbolId, symbolId, type SymbolAddress } from '../core/ids.ts';
 import { TRAVERSAL_DEPTH_MAX, TRAVERSAL_NODES_MAX } from '../core/limits.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { ReadWarning } from '../protocol/common.ts';
-import type { SearchInput, SearchResult } from '../protocol/search.ts';
+import type { SearchInput } from '../protocol/search.ts';
 import type { Indexer } from '../index/indexer.ts';
 import type { SymbolRow } from '../index/store.ts';
+import type { WalkedHit } from '../index/rank.ts';
 import { walkGraph } from '../index/graph/traverse.ts';
 
 // `search.traversal` (spec "Traversal"; reference F.7): the seed and `to` checked, the walk run
 // over the binding provider's graph, and each reached declaration returned with its route.
 
 type Traversal = NonNullable<SearchInput['traversal']>;
-type GraphHop = NonNullable<SearchResult['results'][number]['traversal_path']>[number];
+type GraphHop = WalkedHit['path'][number];
 
 export interface CheckedTraversal {
   seed: SymbolAddress;
@@ -22,11 +23,6 @@ export interface CheckedTraversal {
   facets: ReadonlySet<string> | null;
 }
 
-export interface WalkedHit {
-  row: SymbolRow;
-  distance: number;
-  path: GraphHop[];
-}
 
 export interface Walked {
   hits: WalkedHit[];
@@ -49,7 +45,7 @@ export function checkTraversal(t: Traversal, rev: string | undefined): CheckedTr
 export function walkTraversal(indexer: Indexer, config: WorkspaceConfig, t: CheckedTraversal, original: Traversal): Walked {
   const graph = indexer.graph.store;
   if (!config.providers.binding.enabled && !graph.hasData()) {
-    throw capabilityUnavailable('relationship traversal (providers.binding disabled)');
+    throw capabilityUnavailable('relationship traversal (providers.binding disabled)', [], true);
   }
   const rows = new RowCache(indexer);
   const seedNode = graph.findNode(t.seed.path, t.seed.qualifiedName);

@@ -11,13 +11,13 @@ import type { AgentEvent } from '../agent/base/types.ts';
 import { discoverModels } from '../agent/providers/discovery.ts';
 import { Session, type SessionItem } from '../agent/session/session.ts';
 import { expandSkill, type Skill } from '../agent/extensions/skills.ts';
-import { looksBinary } from '../agent/tools/files.ts';
+import { decodeText, looksBinary } from '../workspace/encoding.ts';
 import { DIFF_LINES_SHOWN_MAX, SESSIONS_SHOWN_MAX } from '../core/limits.ts';
 import { projectPathViolation } from '../core/path.ts';
 import { COMMANDS, complete, parseInput, type Completion, type SlashCommand } from './commands.ts';
 import { Editor } from './editor.ts';
 import type { KeyEvent } from './keys.ts';
-import { Questions } from './questions.ts';
+import { type Questions } from './questions.ts';
 import { toMarkdown, Transcript, type Line } from './transcript.ts';
 import { liveRows, type Menu, type Row } from './view.ts';
 
@@ -690,8 +690,9 @@ export class Controller {
         t.note(`  ± ${name} (binary)`, 'meta');
         continue;
       }
-      const before = bytes ? Buffer.from(bytes).toString('utf8') : '';
-      const after = now ? now.toString('utf8') : '';
+      // Each side in its own encoding, as the file tools read and wrote it.
+      const before = bytes ? decodeText(bytes).text : '';
+      const after = now ? decodeText(now).text : '';
       const d = previewDiff(before, after, DIFF_LINES_SHOWN_MAX);
       t.note(`  ± ${name}${bytes === null ? ' (new file)' : now === null ? ' (deleted)' : ''}${d.length === 0 ? ' (unchanged now)' : ''}`, 'meta');
       for (const l of d) t.note(`    ${l}`, l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : 'meta');

@@ -7,6 +7,7 @@ import { Controller, HISTORY_FILE } from './controller.ts';
 import { FrameScheduler } from './frames.ts';
 import { ESC_WAIT_MS, KeyDecoder, PASTE_OFF, PASTE_ON } from './keys.ts';
 import { Questions } from './questions.ts';
+import type * as InkApp from './app.tsx';
 import type { Frame } from './app.tsx';
 
 // Wiring for `rift` (the terminal UI): the shared agent assembly with the TUI's own gate,
@@ -26,7 +27,7 @@ export const NOT_A_TERMINAL =
  * Ink treats a CI environment as a log and never draws its live region; a person who opened
  * the UI in a terminal is not a CI job, so Ink is loaded with those variables out of sight.
  */
-async function loadInkApp(): Promise<typeof import('./app.tsx')> {
+async function loadInkApp(): Promise<typeof InkApp> {
   const hidden: Record<string, string> = {};
   for (const k of ['CI', 'CONTINUOUS_INTEGRATION']) {
     if (process.env[k] !== undefined) {

@@ -1,13 +1,15 @@
-import { constants, closeSync, fstatSync, openSync, readSync, realpathSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, readSync, realpathSync, type Stats } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { join } from 'node:path';
 import { sha256Hex } from '../core/digest.ts';
 import { underFloor } from '../core/path.ts';
+import { OpenError, READ_FLAGS, isAt, openInside, readBounded } from './safe-open.ts';
 
-// Reading one source file safely: never through a symlink (final or intermediate component),
-// never blocking on a FIFO, never more than the byte bound, and only UTF-8 without NUL
-// (reference F.2 rules 20–22: such files are left out of the index, not fatal).
+// Reading one source file safely: never through a symlink (final or intermediate component,
+// checked on the opened descriptor, so a directory swapped mid-read is caught), never blocking
+// on a FIFO, never more than the byte bound, and only UTF-8 without NUL (reference F.2 rules
+// 20–22: such files are left out of the index, not fatal).
 
 export type ReadFailure = 'missing' | 'too_large' | 'not_utf8' | 'nul_byte' | 'symlink' | 'not_regular' | 'unreadable';
 
@@ -23,6 +25,11 @@ export type ReadOutcome =
     }
   | { ok: false; reason: ReadFailure };
 
+/** A bounded read of any bytes (no text classification). */
+export type BytesOutcome =
+  | { ok: true; bytes: Uint8Array; mtimeMs: number; stamp: string | null }
+  | { ok: false; reason: Exclude<ReadFailure, 'not_utf8' | 'nul_byte'> };
+
 /** What identifies one state of a file's bytes: any write or replacement changes it. */
 function stampOf(fd: number): string {
   const st = fstatSync(fd, { bigint: true });
@@ -35,35 +42,30 @@ export function classifyBytes(bytes: Uint8Array): 'ok' | 'not_utf8' | 'nul_byte'
   return isUtf8(bytes) ? 'ok' : 'not_utf8';
 }
 
-// O_NONBLOCK keeps opening a FIFO from waiting for a writer; it does not affect regular files.
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const CHUNK = 64 * 1024;
-/** One-byte growth probe for the synchronous reader (never shared across an await). */
-const PROBE = Buffer.alloc(1);
 
 // eslint-disable-next-line no-control-regex
 const MALFORMED = /[\u0000-\u001f\u007f\\]|^\/|\/\/|\/$|(?:^|\/)\.\.?(?:\/|$)/;
 
 /** A shape failure, or null when the path may be opened below the root. */
-function shapeFailure(path: string): ReadOutcome | null {
+function shapeFailure(path: string): BytesOutcome | null {
   if (path.length === 0 || MALFORMED.test(path)) return { ok: false, reason: 'unreadable' };
   if (underFloor(path)) return { ok: false, reason: 'missing' };
   return null;
 }
 
-function errnoOutcome(e: unknown): ReadOutcome {
-  const code = (e as NodeJS.ErrnoException | null)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, reason: 'missing' };
-  // O_NOFOLLOW on a symlink: ELOOP on Linux and macOS, EMLINK on FreeBSD.
-  if (code === 'ELOOP' || code === 'EMLINK') return { ok: false, reason: 'symlink' };
-  if (code === 'ENXIO' || code === 'EISDIR') return { ok: false, reason: 'not_regular' };
-  if (code === 'EACCES' || code === 'EPERM' || code === 'EIO' || code === 'EBUSY') return { ok: false, reason: 'unreadable' };
-  throw e;
+function errnoOutcome(e: unknown): BytesOutcome {
+  const reason = e instanceof OpenError ? e.reason : errnoFailure(e);
+  return { ok: false, reason: reason === 'too_long' ? 'unreadable' : reason };
 }
 
-function parentOf(path: string): string | null {
-  const slash = path.lastIndexOf('/');
-  return slash < 0 ? null : path.slice(0, slash);
+function errnoFailure(e: unknown): Exclude<ReadFailure, 'not_utf8' | 'nul_byte'> {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
+  if (code === 'ELOOP' || code === 'EMLINK') return 'symlink';
+  if (code === 'ENXIO' || code === 'EISDIR') return 'not_regular';
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EIO' || code === 'EBUSY' || code === 'ENAMETOOLONG') return 'unreadable';
+  throw e;
 }
 
 // The real path of each workspace root, resolved once: a stale entry can only make reads
@@ -88,12 +90,7 @@ function realRootOfSync(root: string): string {
   return r;
 }
 
-/** The parent directory must resolve to itself under the real root: no symlinked component. */
-function parentOutcome(realRoot: string, realParent: string, parent: string): ReadOutcome | null {
-  return realParent === join(realRoot, parent) ? null : { ok: false, reason: 'symlink' };
-}
-
-function statOutcome(st: Stats, maxFileBytes: number): ReadOutcome | null {
+function statOutcome(st: Stats, maxFileBytes: number): BytesOutcome | null {
   if (!st.isFile()) return { ok: false, reason: 'not_regular' };
   if (st.size > maxFileBytes) return { ok: false, reason: 'too_large' };
   return null;
@@ -106,35 +103,42 @@ function grow(buf: Buffer, maxFileBytes: number): Buffer {
   return next;
 }
 
-function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number, stamp: string | null = null): ReadOutcome {
+function finish(buf: Buffer, total: number, maxFileBytes: number, mtimeMs: number, stamp: string | null = null): BytesOutcome {
   if (total > maxFileBytes) return { ok: false, reason: 'too_large' };
   // Unpooled memory: the bytes own their ArrayBuffer (exactly, unless the file grew while read).
-  const bytes = total === buf.length ? buf : buf.subarray(0, total);
-  const kind = classifyBytes(bytes);
+  return { ok: true, bytes: total === buf.length ? buf : buf.subarray(0, total), mtimeMs, stamp };
+}
+
+/** Source text: UTF-8 without NUL, with its digest. */
+function asSource(read: BytesOutcome): ReadOutcome {
+  if (!read.ok) return read;
+  const kind = classifyBytes(read.bytes);
   if (kind !== 'ok') return { ok: false, reason: kind };
-  return { ok: true, bytes, sha256: sha256Hex(bytes), mtimeMs, stamp };
+  return { ...read, sha256: sha256Hex(read.bytes) };
 }
 
 export async function readSourceFile(root: string, path: string, maxFileBytes: number): Promise<ReadOutcome> {
+  return asSource(await readBytes(root, path, maxFileBytes));
+}
+
+export function readSourceFileSync(root: string, path: string, maxFileBytes: number): ReadOutcome {
+  return asSource(readBytesSync(root, path, maxFileBytes));
+}
+
+/** The bytes of a project file, whatever they hold, under the same rules as a source read. */
+export async function readBytes(root: string, path: string, maxFileBytes: number): Promise<BytesOutcome> {
   const shape = shapeFailure(path);
   if (shape) return shape;
-  const parent = parentOf(path);
-  if (parent !== null) {
-    try {
-      const [realRoot, realParent] = await Promise.all([realRootOf(root), realpath(join(root, parent))]);
-      const bad = parentOutcome(realRoot, realParent, parent);
-      if (bad) return bad;
-    } catch (e) {
-      return errnoOutcome(e);
-    }
-  }
   let fh: FileHandle;
+  let abs: string;
   try {
-    fh = await open(join(root, path), OPEN_FLAGS);
+    abs = join(await realRootOf(root), path);
+    fh = await open(abs, READ_FLAGS);
   } catch (e) {
     return errnoOutcome(e);
   }
   try {
+    if (!isAt(fh.fd, abs)) return { ok: false, reason: 'symlink' };
     const st = await fh.stat();
     const bad = statOutcome(st, maxFileBytes);
     if (bad) return bad;
@@ -163,21 +167,12 @@ export async function readSourceFile(root: string, path: string, maxFileBytes: n
   }
 }
 
-export function readSourceFileSync(root: string, path: string, maxFileBytes: number): ReadOutcome {
+export function readBytesSync(root: string, path: string, maxFileBytes: number): BytesOutcome {
   const shape = shapeFailure(path);
   if (shape) return shape;
-  const parent = parentOf(path);
-  if (parent !== null) {
-    try {
-      const bad = parentOutcome(realRootOfSync(root), realpathSync.native(join(root, parent)), parent);
-      if (bad) return bad;
-    } catch (e) {
-      return errnoOutcome(e);
-    }
-  }
   let fd: number;
   try {
-    fd = openSync(join(root, path), OPEN_FLAGS);
+    fd = openInside(realRootOfSync(root), path);
   } catch (e) {
     return errnoOutcome(e);
   }
@@ -186,22 +181,10 @@ export function readSourceFileSync(root: string, path: string, maxFileBytes: num
     const bad = statOutcome(st, maxFileBytes);
     if (bad) return bad;
     const before = stampOf(fd);
-    let buf: Buffer = Buffer.allocUnsafeSlow(st.size);
-    let total = 0;
-    for (;;) {
-      if (total === buf.length) {
-        if (total > maxFileBytes) break;
-        if (readSync(fd, PROBE, 0, 1, null) === 0) break;
-        buf = grow(buf, maxFileBytes);
-        buf[total++] = PROBE[0];
-        continue;
-      }
-      const bytesRead = readSync(fd, buf, total, buf.length - total, null);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-    }
+    const buf = readBounded(fd, st.size, maxFileBytes);
+    if (buf === null) return { ok: false, reason: 'too_large' };
     // A write during the read changes the stamp: such bytes carry none.
-    return finish(buf, total, maxFileBytes, st.mtimeMs, stampOf(fd) === before ? before : null);
+    return finish(buf, buf.length, maxFileBytes, st.mtimeMs, stampOf(fd) === before ? before : null);
   } catch (e) {
     return errnoOutcome(e);
   } finally {
@@ -221,11 +204,9 @@ export function readSourceFileSync(root: string, path: string, maxFileBytes: num
  */
 export function readSpanSync(root: string, path: string, start: number, end: number, stamp: string): Uint8Array | null {
   if (shapeFailure(path)) return null;
-  const parent = parentOf(path);
   let fd: number;
   try {
-    if (parent !== null && parentOutcome(realRootOfSync(root), realpathSync.native(join(root, parent)), parent)) return null;
-    fd = openSync(join(root, path), OPEN_FLAGS);
+    fd = openInside(realRootOfSync(root), path);
   } catch {
     return null;
   }

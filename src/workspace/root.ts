@@ -9,9 +9,13 @@ export function canonicalRoot(workspace: string): string {
     if (!statSync(abs).isDirectory()) throw new Error('not a directory');
     return realpathSync(abs);
   } catch {
-    throw new RiftError('resource_not_found', [
-      ['workspace', workspace],
-      ['requires', 'an existing directory'],
-    ]);
+    throw new RiftError(
+      'resource_not_found',
+      [
+        ['workspace', workspace],
+        ['requires', 'an existing directory'],
+      ],
+      { action: 'workspace' },
+    );
   }
 }

@@ -1,11 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import picomatch from 'picomatch';
 import { GlobSet } from '../core/glob.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
 import { underFloor } from '../core/path.ts';
-import { drainQueue } from './walk.ts';
+import { drainQueue } from './queue.ts';
 
 // What is visible in a workspace (decisions.md, reference F.2 rules 15–19):
 //   1. the floor: any segment named `.git` or `.rift` is never visible, under every setting;
@@ -26,6 +26,17 @@ export interface SourcePolicy {
   maxFiles: number;
 }
 
+/** The `[source]` table of a workspace configuration as this layer's policy. */
+export function sourcePolicy(config: WorkspaceConfig): SourcePolicy {
+  return {
+    include: config.source.include,
+    exclude: config.source.exclude,
+    respectGitignore: config.source.respect_gitignore,
+    maxFileBytes: config.source.max_file_bytes,
+    maxFiles: config.source.max_files,
+  };
+}
+
 const GITIGNORE = '.gitignore';
 const DISCOVERY_CONCURRENCY = 32;
 
@@ -33,27 +44,6 @@ const DISCOVERY_CONCURRENCY = 32;
 // (core/path.ts refuses these shapes), and `ignore` throws on some of them.
 // eslint-disable-next-line no-control-regex
 const UNADDRESSABLE = /[\u0000-\u001f\u007f\\]|^\/|\/\/|\/$|(?:^|\/)\.\.?(?:\/|$)/;
-
-/** Whether an include pattern could still match something below a directory. */
-type BelowTest = (dirSegments: readonly string[]) => boolean;
-
-function compileBelowTest(pattern: string): BelowTest {
-  const body = pattern.endsWith('/') ? pattern.slice(0, -1) : pattern;
-  // Slash-less patterns match at any depth; braces, extglobs and negations can hide
-  // slashes or invert meaning, so they keep every directory traversable (pruning is an
-  // optimisation only: files are always checked against the full pattern).
-  if (!body.includes('/') || /[{}()]/.test(body) || body.startsWith('!')) return () => true;
-  const segments = body.split('/').map((s) => (s.includes('**') ? null : picomatch(s, { dot: true })));
-  return (dir) => {
-    for (let i = 0; i < dir.length; i++) {
-      if (i >= segments.length) return true;
-      const seg = segments[i];
-      if (seg === null) return true;
-      if (!seg(dir[i])) return false;
-    }
-    return true;
-  };
-}
 
 /** Escape a literal directory name for use inside a gitignore pattern. */
 function escapeGitignoreLiteral(s: string): string {
@@ -92,7 +82,6 @@ export class Visibility {
   readonly policy: SourcePolicy;
   private readonly include: GlobSet;
   private readonly exclude: GlobSet;
-  private readonly includeBelow: BelowTest[];
   /** Rebased rules of each directory holding a `.gitignore`, keyed by project path ('' = root). */
   private readonly gitignoreRules = new Map<string, string[]>();
   /** One `ignore` instance per gitignore directory, holding the rules of its whole chain. */
@@ -102,7 +91,6 @@ export class Visibility {
     this.policy = policy;
     this.include = new GlobSet(policy.include);
     this.exclude = new GlobSet(policy.exclude);
-    this.includeBelow = policy.include.map(compileBelowTest);
   }
 
   /** Build the policy, reading every `.gitignore` inside the workspace that git would read. */
@@ -143,10 +131,7 @@ export class Visibility {
 
   private included(path: string, isDir: boolean): boolean {
     if (this.include.matches(path, isDir)) return true;
-    if (!isDir) return false;
-    const segments = path.split('/');
-    for (const below of this.includeBelow) if (below(segments)) return true;
-    return false;
+    return isDir && this.include.mayMatchBelow(path);
   }
 
   private gitignored(path: string, isDir: boolean): boolean {

@@ -3,6 +3,7 @@ import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { limitExceeded } from '../core/errors.ts';
 import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
+import { drainQueue } from './queue.ts';
 import type { SourcePolicy, Visibility } from './visibility.ts';
 
 // The walk of the working tree: every visible regular file with its size and mtime.
@@ -60,42 +61,6 @@ function sortByPath<T extends { path: string }>(entries: T[]): void {
   else entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/**
- * Run queued jobs with at most `concurrency` in flight; a job may enqueue more. Resolves when
- * the queue is drained; the first failure stops scheduling and is rethrown once in-flight
- * jobs have settled.
- */
-export async function drainQueue<T>(queue: T[], concurrency: number, run: (job: T) => Promise<void>): Promise<void> {
-  let active = 0;
-  let failed = false;
-  let failure: unknown;
-  await new Promise<void>((resolve) => {
-    const pump = (): void => {
-      while (!failed && active < concurrency && queue.length > 0) {
-        const job = queue.pop() as T;
-        active++;
-        run(job).then(
-          () => {
-            active--;
-            pump();
-          },
-          (e: unknown) => {
-            if (!failed) {
-              failed = true;
-              failure = e;
-            }
-            active--;
-            pump();
-          },
-        );
-      }
-      if (active === 0 && (failed || queue.length === 0)) resolve();
-    };
-    pump();
-  });
-  if (failed) throw failure;
-}
-
 interface DirJob {
   rel: string;
   depth: number;
@@ -116,7 +81,7 @@ const CHECK_EVERY = 64;
  * slices that yield to the event loop every few milliseconds. Measured here, a promise per
  * `lstat` costs 3–4× a synchronous one, and the stats dominate a walk.
  */
-export async function walkWorkspace(root: string, visibility: Visibility, policy: SourcePolicy): Promise<WalkResult> {
+export async function walkWorkspace(root: string, visibility: Visibility, policy: SourcePolicy, under = ''): Promise<WalkResult> {
   const files: FileEntry[] = [];
   const skipped: SkippedEntry[] = [];
   let visibleFiles = 0;
@@ -177,17 +142,18 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
     }
   };
 
-  const queue: DirJob[] = [{ rel: '', depth: 0 }];
+  // A walk below a visible directory `under` is the part of the whole walk that lies there.
+  const queue: DirJob[] = [{ rel: under, depth: under === '' ? 0 : under.split('/').length }];
   await drainQueue(queue, WALK_CONCURRENCY, (job) => visit(job, queue));
 
-  if (visibleFiles > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, visibleFiles);
+  if (visibleFiles > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, visibleFiles, [], true);
   const addressable = dropUnaddressable(files, skipped);
   sortByPath(addressable);
   sortByPath(skipped);
   return { files: addressable, skipped };
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /\P{ASCII}/u;
 
 /**
  * Project paths are NFC (reference F.2 rule 24). A file whose path on disk is not NFC cannot be

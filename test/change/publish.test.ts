@@ -1,8 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { publish, verifyUnchanged, type FileWrite } from '../../src/change/publish.ts';
+import { digest8 } from '../../src/core/digest.ts';
+import { Publication } from '../../src/change/publish.ts';
+import { fileWrite } from './fixtures/file-write.ts';
 import { lineStats } from '../../src/change/line-stats.ts';
 import { removalRange, reindent } from '../../src/change/layout.ts';
 import { isRefusal } from '../../src/change/refusal.ts';
@@ -10,46 +12,56 @@ import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // Publication (reference F.10 rules 105–106) and the pieces the change pipeline counts with.
 
-const w = (target: string, before: string | null, after: string | null): FileWrite => ({
-  target,
-  before: before === null ? null : Buffer.from(before),
-  after: after === null ? null : Buffer.from(after),
-  mode: null,
-  link: false,
-});
+const w = fileWrite;
 
 describe('publish', () => {
   test('a failure part-way restores every file already published, deletions and creations included', () => {
     const root = tempWorkspace({ 'a.txt': 'a0\n', 'b.txt': 'b0\n', 'c.txt': 'c0\n' });
     try {
-      let renames = 0;
+      let calls = 0;
+      const step = () => {
+        if (++calls === 4) throw Object.assign(new Error('injected'), { code: 'EIO' });
+      };
       const failing = {
         rename(from: string, to: string) {
-          if (++renames === 4) throw Object.assign(new Error('injected'), { code: 'EIO' });
+          step();
           renameSync(from, to);
         },
+        unlink(path: string) {
+          step();
+          unlinkSync(path);
+        },
       };
-      const writes = [w('a.txt', 'a0\n', 'a1\n'), w('b.txt', 'b0\n', null), w('new/d.txt', null, 'd1\n'), w('c.txt', 'c0\n', 'c1\n')];
-      assert.throws(() => publish(root, writes, failing), (e: Error & { code?: string }) => e.code === 'storage_failure' && /path c\.txt, io EIO/.test(e.message));
+      const writes = [w('a.txt', 'a0\n', 'a1\n'), w('b.txt', 'b0\n', null), w('c.txt', 'c0\n', 'c1\n'), w('new/d.txt', null, 'd1\n')];
+      assert.throws(() => Publication.begin(root, writes, [], 1024, failing), (e: Error & { code?: string }) => e.code === 'storage_failure' && /path new\/d\.txt, io EIO/.test(e.message));
       assert.equal(readFileSync(join(root, 'a.txt'), 'utf8'), 'a0\n');
       assert.equal(readFileSync(join(root, 'b.txt'), 'utf8'), 'b0\n');
       assert.equal(readFileSync(join(root, 'c.txt'), 'utf8'), 'c0\n');
       assert.equal(existsSync(join(root, 'new')), false, 'created parents are removed again');
-      assert.deepEqual(readdirSync(join(root, '.rift', 'stage')), [], 'no staged file is left behind');
+      assert.deepEqual(readdirSync(join(root, '.rift', 'changes')), [], 'no staged file is left behind');
     } finally {
       removeWorkspace(root);
     }
   });
 
-  test('verification refuses source_unchanged with both digests when disk moved', () => {
+  test('verification refuses source_unchanged with both digests when disk moved, before writing anything', () => {
     const root = tempWorkspace({ 'a.txt': 'now\n' });
     try {
       assert.throws(
-        () => verifyUnchanged(root, [w('a.txt', 'then\n', 'x')], []),
-        (e: unknown) => isRefusal(e) && e.result.preconditions[0].kind === 'source_unchanged' && /^[0-9a-f]{8}$/.test(String(e.result.preconditions[0].observed.value)),
+        () => Publication.begin(root, [w('a.txt', 'then\n', 'x')], [], 1024),
+        (e: unknown) =>
+          isRefusal(e) &&
+          e.result.preconditions[0].kind === 'source_unchanged' &&
+          e.result.preconditions[0].expected.value === digest8('then\n') &&
+          e.result.preconditions[0].observed.value === digest8('now\n'),
       );
-      verifyUnchanged(root, [w('b.txt', null, 'x'), w('a.txt', 'now\n', 'x')], []);
-      assert.throws(() => verifyUnchanged(root, [w('a.txt', null, 'x')], []), (e: unknown) => isRefusal(e) && e.result.preconditions[0].expected.value === 'absent');
+      assert.throws(() => Publication.begin(root, [w('a.txt', null, 'x')], [], 1024), (e: unknown) => isRefusal(e) && e.result.preconditions[0].expected.value === 'absent');
+      assert.equal(readFileSync(join(root, 'a.txt'), 'utf8'), 'now\n');
+      assert.equal(existsSync(join(root, '.rift', 'changes')), false, 'a refusal stages nothing');
+      Publication.begin(root, [w('a.txt', 'now\n', 'x'), w('b.txt', null, 'y')], [], 1024).commit();
+      assert.equal(readFileSync(join(root, 'a.txt'), 'utf8'), 'x');
+      assert.equal(readFileSync(join(root, 'b.txt'), 'utf8'), 'y');
+      assert.deepEqual(readdirSync(join(root, '.rift', 'changes')), [], 'a commit leaves no change directory');
     } finally {
       removeWorkspace(root);
     }

@@ -154,3 +154,47 @@ test('help, version, and errors that say what to do next', () => {
   assert.match(badConfig.stderr, /configuration_invalid: .*field source\.nope, violation unknown_key/);
   removeWorkspace(root);
 });
+
+test('a workspace that does not exist is named with advice that fits: start inside one, or pass --workspace', () => {
+  const root = tempWorkspace({});
+  const r = rift(['index', '--workspace', join(root, 'nope')], root);
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, `rift: resource_not_found: the requested resource does not exist in the current snapshot: workspace ${join(root, 'nope')}, requires an existing directory; start rift inside an existing directory, or name one with --workspace DIR\n`);
+  removeWorkspace(root);
+});
+
+test('rift nodes takes path:line[:col] as well as a byte offset; a position past the end says so', () => {
+  const root = tempWorkspace({ 'a.py': 'x = 1\ndef fé(y):\n    return y\n' });
+  const byLine = rift(['nodes', 'a.py:3:5'], root);
+  assert.equal(byLine.code, 0, byLine.stderr);
+  const byOffset = rift(['nodes', 'a.py', String(Buffer.byteLength('x = 1\ndef fé(y):\n    '))], root);
+  assert.equal(byLine.stdout, byOffset.stdout, 'line 3 column 5 is the byte offset after the indentation');
+  assert.match(byLine.stdout, /return_statement/);
+  // Columns count characters: `(` is column 7 of line 2, after the two-byte é.
+  const wide = JSON.parse(rift(['nodes', 'a.py:2:7', '--json'], root).stdout);
+  assert.ok(wide.nodes.some((n: { kind: string; range: { start: number } }) => n.kind === 'parameters' && n.range.start === Buffer.byteLength('x = 1\ndef fé')));
+  assert.equal(rift(['nodes', 'a.py:1'], root).code, 0);
+  const pastLine = rift(['nodes', 'a.py:9'], root);
+  assert.equal(pastLine.code, 2);
+  assert.match(pastLine.stderr, /a\.py has 3 lines; line 9 is past its end/);
+  const pastCol = rift(['nodes', 'a.py:1:40'], root);
+  assert.match(pastCol.stderr, /line 1 of a\.py has 5 characters; column 40 is past its end/);
+  const pastEnd = rift(['nodes', 'a.py', '5000'], root);
+  assert.equal(pastEnd.code, 1);
+  assert.equal(pastEnd.stdout, '');
+  assert.equal(pastEnd.stderr, `no syntax node contains byte 5000: a.py is ${Buffer.byteLength('x = 1\ndef fé(y):\n    return y\n')} bytes long\n`);
+  assert.match(rift(['nodes', 'a.py'], root).stderr, /give a position: <path>:<line>\[:<col>\] or <path> <byte-offset>/);
+  removeWorkspace(root);
+});
+
+test('rift --help and README.md list the same commands, and help names the default model and host', () => {
+  const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+  const block = /## Commands\n\n```text\n([\s\S]*?)```/.exec(readme)![1];
+  const help = rift(['--help'], tempWorkspace({})).stdout;
+  const usage = /Usage:\n([\s\S]*?)\n\n/.exec(help)![1];
+  assert.equal(usage.replace(/^ {2}/gm, ''), block.trimEnd());
+  for (const flag of ['rift symbol <name> [--source]', '[--exclude-path GLOB]…', '[--limit N] [--page N]']) assert.ok(block.includes(flag), flag);
+  assert.match(help, /the model is gemma4:26b on http:\/\/localhost:11434 unless --model\/--host/);
+  assert.match(help, /rift index counts: files indexed; parsed, .*re-parsed, .*removed, .*skipped/s);
+  assert.match(readme, /The agent's model is `gemma4:26b` on `http:\/\/localhost:11434`/);
+});

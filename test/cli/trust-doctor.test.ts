@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { loadAgentConfig } from '../../src/agent/base/config.ts';
+import { mcpServerKey } from '../../src/agent/extensions/project-trust.ts';
 import { probeSandbox } from '../../src/agent/policy/sandbox.ts';
 import { tempDir } from '../support/agent-harness.ts';
 
@@ -35,7 +37,7 @@ function repo(): { cwd: string; home: string; text: string } {
   const cwd = tempDir();
   const home = tempDir('rift-home-');
   dirs.push(cwd, home);
-  const text = '{"host": "http://elsewhere:11434"}\n';
+  const text = '{"host": "http://elsewhere:11434", "mcp": {"docs": {"command": "node", "args": ["tools/docs-mcp.js"]}}}\n';
   writeFileSync(join(cwd, '.rift.json'), text);
   writeFileSync(join(cwd, 'rift.toml'), '[[hooks]]\nid = "lint"\nprogram = "npx"\narguments = ["eslint"]\n');
   return { cwd, home, text };
@@ -49,6 +51,7 @@ describe('rift trust', () => {
     assert.match(list.stdout, /1\. Project config '\.rift\.json' changes 1 setting\(s\)/);
     assert.match(list.stdout, /host: http:\/\/elsewhere:11434 \(instead of http:\/\/localhost:11434\)/);
     assert.match(list.stdout, /2\. Project rift\.toml declares 1 hook\(s\)[^\n]*\n {3}lint \(validation\): `npx eslint`/);
+    assert.match(list.stdout, /3\. Project MCP server 'docs' runs `node tools\/docs-mcp\.js` — a program from this repo[^\n]*\n {3}command: `node tools\/docs-mcp\.js`/);
     const piped = rift(['trust'], cwd, home);
     assert.equal(piped.code, 1);
     assert.match(piped.stderr, /answer these on a terminal \(stdin is not one\); nothing was trusted/);
@@ -57,11 +60,13 @@ describe('rift trust', () => {
 
   it('on a terminal: trust persists the digest key, skip persists nothing', () => {
     const { cwd, home, text } = repo();
-    const r = riftOnTty(['trust'], cwd, home, 'trust\nskip\n');
+    const r = riftOnTty(['trust'], cwd, home, 'trust\nskip\ntrust\n');
     assert.equal(r.code, 0, r.stdout);
-    assert.deepEqual(JSON.parse(readFileSync(join(home, 'trusted-hooks.json'), 'utf8')), [`project-config:sha256:${createHash('sha256').update(text).digest('hex')}`]);
+    const server = loadAgentConfig(cwd, {}, { RIFT_HOME: home }).config.mcp[0];
+    assert.deepEqual(JSON.parse(readFileSync(join(home, 'trusted-hooks.json'), 'utf8')), [`project-config:sha256:${createHash('sha256').update(text).digest('hex')}`, mcpServerKey(server)]);
     const again = rift(['trust', '--list'], cwd, home);
     assert.doesNotMatch(again.stdout, /Project config/);
+    assert.doesNotMatch(again.stdout, /Project MCP server/);
     assert.match(again.stdout, /Project rift\.toml declares 1 hook/);
   });
 });
@@ -81,7 +86,7 @@ describe('rift doctor', () => {
       ['workspace config', '1 hook(s), not trusted: they do not run after the agent’s edits'],
       ['trust store', 'absent'],
     ]);
-    assert.deepEqual(report.pending.map((p: { kind: string }) => p.kind), ['project-config', 'workspace-hooks']);
+    assert.deepEqual(report.pending.map((p: { kind: string }) => p.kind), ['project-config', 'workspace-hooks', 'mcp-server']);
     const none = rift(['doctor'], cwd, home, { RIFT_BWRAP: '/nonexistent/bwrap' });
     assert.match(none.stdout, /^warn sandbox: unavailable — bash commands run with your full permissions \(\$RIFT_BWRAP \(\/nonexistent\/bwrap\) does not exist/m);
     assert.match(none.stdout, /waiting for trust \(run `rift trust` to decide\):/);

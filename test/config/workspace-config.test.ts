@@ -83,7 +83,7 @@ test('defaults match the documented values', () => {
   assert.deepEqual(d.languages[3].include, ['*.py', '*.pyi']);
   for (const l of d.languages) assert.deepEqual(l.include, [...BUILTIN_LANGUAGE_PATTERNS[l.id]]);
   assert.deepEqual(d.providers, { history: { enabled: true, max_revisions: 500 }, binding: { enabled: true } });
-  assert.deepEqual(d.search, { text: { include: ['**'], exclude: [] }, semantic: { enabled: false, model: null } });
+  assert.deepEqual(d.search, { text: { include: ['**'], exclude: [] }, semantic: { enabled: false, model: null, provider: 'ollama', url: 'http://127.0.0.1:11434' } });
   assert.deepEqual(d.logs, { capture: 'info', page_records: 200, retention_records: 10_000 });
   assert.deepEqual(d.execution, { allow: [], max_code: 16384, max_timeout: 30_000, max_output: 8192, max_concurrent: 2 });
   assert.deepEqual(d.hooks, []);
@@ -133,6 +133,8 @@ exclude = ["*.lock"]
 [search.semantic]
 enabled = true
 model = "minishlab/potion-retrieval-32M:v1"
+provider = "openai"
+url = "http://127.0.0.1:8080/"
 
 [logs]
 capture = "trace"
@@ -196,7 +198,7 @@ max_dependency_bytes = "1gb"
   assert.deepEqual(c.providers, { history: { enabled: false, max_revisions: 42 }, binding: { enabled: false } });
   assert.deepEqual(c.search, {
     text: { include: ['src/**'], exclude: ['*.lock'] },
-    semantic: { enabled: true, model: 'minishlab/potion-retrieval-32M:v1' },
+    semantic: { enabled: true, model: 'minishlab/potion-retrieval-32M:v1', provider: 'openai', url: 'http://127.0.0.1:8080' },
   });
   assert.deepEqual(c.logs, { capture: 'trace', page_records: 1000, retention_records: 1 });
   assert.deepEqual(c.execution, {
@@ -533,6 +535,10 @@ test('language ids, engine ids and models are checked', () => {
   bad('[search.semantic]\nmodel = ""\n', 'search.semantic.model', 'embedding_model_invalid');
   bad('[search.semantic]\nmodel = "a b"\n', 'search.semantic.model', 'embedding_model_invalid');
   bad(`[search.semantic]\nmodel = "${'m'.repeat(129)}"\n`, 'search.semantic.model', 'embedding_model_invalid');
+  bad('[search.semantic]\nurl = "ftp://127.0.0.1/"\n', 'search.semantic.url', 'embedding_url_invalid');
+  bad('[search.semantic]\nurl = "http://user:secret@127.0.0.1/"\n', 'search.semantic.url', 'embedding_url_invalid');
+  bad('[search.semantic]\nurl = "not a url"\n', 'search.semantic.url', 'embedding_url_invalid');
+  bad('[search.semantic]\nprovider = "onnx"\n', 'search.semantic.provider', 'value_not_allowed');
   // A built-in may be narrowed to nothing: it then selects no file.
   assert.deepEqual(cfg('[languages.go]\ninclude = []\n').languages[5].include, []);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GlobSet, patternViolation } from '../../src/core/glob.ts';
+import { GlobSet, compileGlob, patternViolation } from '../../src/core/glob.ts';
 
 test('a slash-less pattern matches a name at any depth', () => {
   const g = new GlobSet(['README.md']);
@@ -33,4 +33,58 @@ test('pattern violations are labelled', () => {
   assert.equal(patternViolation('a\u0001'), 'control_character');
   assert.equal(patternViolation('['), 'invalid_glob');
   assert.equal(patternViolation('src/**'), null);
+});
+
+test('source dialect: [!a] negates a class and POSIX classes work (rift.toml and search paths)', () => {
+  const g = new GlobSet(['[!a].txt']);
+  assert.equal(g.matches('b.txt'), true);
+  assert.equal(g.matches('a.txt'), false);
+  assert.equal(g.matches('d/b.txt'), true);
+  assert.equal(new GlobSet(['[[:digit:]]*.log']).matches('logs/7.log'), true);
+  assert.equal(new GlobSet(['[[:digit:]]*.log']).matches('logs/x.log'), false);
+});
+
+test('source dialect: an anchored include says whether a directory can still hold a match', () => {
+  const g = new GlobSet(['src/*/gen/**']);
+  assert.equal(g.mayMatchBelow('src'), true);
+  assert.equal(g.mayMatchBelow('src/a/gen'), true);
+  assert.equal(g.mayMatchBelow('lib'), false);
+  assert.equal(g.mayMatchBelow('src/a/other'), false);
+  assert.equal(new GlobSet(['*.rs']).mayMatchBelow('anything/deep'), true);
+});
+
+test('path dialect (permission rules): * stays within a directory, ** crosses, [!x] negates', () => {
+  const m = compileGlob('src/*.ts', 'path');
+  assert.equal(m('src/a.ts'), true);
+  assert.equal(m('src/d/a.ts'), false);
+  assert.equal(compileGlob('src/**', 'path')('src/d/a.ts'), true);
+  assert.equal(compileGlob('/home/*/[!.]*', 'path')('/home/u/x'), true);
+  assert.equal(compileGlob('/home/*/[!.]*', 'path')('/home/u/.x'), false);
+  assert.equal(compileGlob('.env', 'path')('.env'), true);
+});
+
+test('tool dialect (the agent glob tool): * crosses /, but a*/b still needs the slash', () => {
+  const m = compileGlob('a*/b', 'tool');
+  assert.equal(m('ax/b'), true);
+  assert.equal(m('a/x/b'), true);
+  assert.equal(m('ab'), false, 'a*/b is not a**b');
+  assert.equal(compileGlob('*.ts', 'tool')('src/deep/a.ts'), true);
+  assert.equal(compileGlob('**/*.ts', 'tool')('a.ts'), true);
+  assert.equal(compileGlob('src/**/*.ts', 'tool')('src/a.ts'), true);
+  assert.equal(compileGlob('{a,b}.ts', 'tool')('b.ts'), true);
+  assert.equal(compileGlob('[!a].ts', 'tool')('a.ts'), false);
+  assert.equal(compileGlob('[!a].ts', 'tool')('b.ts'), true);
+  assert.equal(compileGlob('?', 'tool')('/'), false);
+  assert.throws(() => compileGlob('{a,b', 'tool'));
+  assert.throws(() => compileGlob('[ab', 'tool'));
+});
+
+test('flat dialect (commands, URLs): only * is special and it matches anything', () => {
+  assert.equal(compileGlob('git push *', 'flat')('git push origin main'), true);
+  assert.equal(compileGlob('git push *', 'flat')('git pull'), false);
+  assert.equal(compileGlob('echo {a,b} ?', 'flat')('echo {a,b} ?'), true);
+  assert.equal(compileGlob('echo {a,b}', 'flat')('echo a'), false);
+  assert.equal(compileGlob('a*b*c', 'flat')('a\nxbyc'), true);
+  assert.equal(compileGlob('a*ab', 'flat')('ab'), false);
+  assert.equal(compileGlob('*', 'flat')(''), true);
 });

@@ -13,6 +13,8 @@ test('every project-path violation has its label', () => {
     ['./a', 'dot_segment'],
     ['a//b', 'empty_segment'],
     ['a/', 'empty_segment'],
+    [`a/${'é'.repeat(128)}/b`, 'segment_too_long'],
+    [`a/${'é'.repeat(127)}/b`, null],
     ['a\\b', 'backslash'],
     ['a\tb', 'control_character'],
     ['cafe\u0301.py', 'non_canonical_unicode'],

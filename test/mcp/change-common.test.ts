@@ -63,8 +63,9 @@ describe('change tools: lane, ids, symlinks, move', () => {
       bodies.map((body) => call('insert_symbol', { anchor: 'rift://symbol/python/list.py/anchor', position: 'after', body })),
     );
     assert.deepEqual(results.map((r) => r.status), Array(8).fill('applied'));
-    // Each insert lands right after the anchor, so the last one sent is nearest to it.
-    const expected = 'def anchor():\n    pass' + [...bodies].reverse().map((b) => `\n\n${b}`).join('') + '\n';
+    // Each insert lands right after the anchor, so the last one sent is nearest to it; top-level
+    // Python definitions are two blank lines apart (PEP 8, then the file's own separation).
+    const expected = 'def anchor():\n    pass' + [...bodies].reverse().map((b) => `\n\n\n${b}`).join('') + '\n';
     assert.equal(read('list.py'), expected);
   });
 

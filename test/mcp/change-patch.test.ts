@@ -128,6 +128,21 @@ describe('change tools: patch', () => {
     assert.equal(read('vendor/lib.js'), 'module.exports = 1;\n');
   });
 
+  test('a reversed diff (git diff -R: --- b/x, +++ a/x) applies like git apply; a pure rename or copy is unsupported', async () => {
+    writeFileSync(join(ws.root, 'src/rev.txt'), 'new\n');
+    const r = await patch('diff --git b/src/rev.txt a/src/rev.txt\nindex 3e75765..3367afd 100644\n--- b/src/rev.txt\n+++ a/src/rev.txt\n@@ -1 +1 @@\n-new\n+old\n');
+    assert.equal(r.status, 'applied', JSON.stringify(r));
+    assert.equal(read('src/rev.txt'), 'old\n');
+    const rename = await patch('diff --git a/src/rev.txt b/src/moved.txt\nsimilarity index 100%\nrename from src/rev.txt\nrename to src/moved.txt\n');
+    assert.equal(rename.status, 'refused');
+    assert.equal(rename.reason, 'unsupported');
+    assert.match(rename.diagnostics![0].message, /rename or copy without content changes; .*use move_file/);
+    const copy = await patch('diff --git a/src/rev.txt b/src/copy.txt\nsimilarity index 100%\ncopy from src/rev.txt\ncopy to src/copy.txt\ndiff --git a/src/a.txt b/src/a.txt\n--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-one\n+uno\n');
+    assert.equal(copy.reason, 'unsupported');
+    assert.equal(read('src/rev.txt'), 'old\n');
+    assert.equal(existsSync(join(ws.root, 'src/moved.txt')), false);
+  });
+
   test('a directory at the target refuses target_is_file', async () => {
     const r = await patch('--- a/dir\n+++ b/dir\n@@ -1 +1 @@\n-i\n+j\n');
     assert.equal(r.status, 'refused');

@@ -31,6 +31,10 @@ const FILES = {
   'java/App.java': 'public class App {\n    /** Greets. */\n    public void greet() {}\n\n    public void bye() {}\n}\n',
   'notes.md': '# notes\n',
   'app/dup.py': 'def dup():\n    return 1\n\n\ndef dup():\n    return 2\n',
+  'py/pep8.py': 'import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n',
+  'py/single.py': 'def only():\n    return 1\n',
+  'py/tight.py': 'def x():\n    return 1\n\ndef y():\n    return 2\n\ndef z():\n    return 3\n',
+  'py/crlf.py': 'def one():\r\n    return 1\r\n\r\n\r\ndef two():\r\n    return 2\r\n',
 };
 
 describe('change tools: declarations', () => {
@@ -79,7 +83,31 @@ describe('change tools: declarations', () => {
   test('insert_symbol in a CRLF file separates with CRLF blank lines', async () => {
     const r = await call('insert_symbol', { anchor: sym('python', 'app/crlf.py', 'second'), position: 'before', body: 'def middle():\r\n    return 5' });
     assert.equal(r.status, 'applied');
-    assert.equal(read('app/crlf.py'), 'import os\r\n\r\n\r\ndef first():\r\n    return 10\r\n\r\n\r\ndef middle():\r\n    return 5\r\n\r\ndef second():\r\n    return 2\r\n');
+    assert.equal(read('app/crlf.py'), 'import os\r\n\r\n\r\ndef first():\r\n    return 10\r\n\r\n\r\ndef middle():\r\n    return 5\r\n\r\n\r\ndef second():\r\n    return 2\r\n');
+  });
+
+  test('insert_symbol between top-level Python functions leaves the two blank lines PEP 8 and the file use', async () => {
+    const r = await call('insert_symbol', { anchor: sym('python', 'py/pep8.py', 'a'), position: 'after', body: 'def between():\n    return 3\n' });
+    assert.equal(r.status, 'applied');
+    assert.equal(read('py/pep8.py'), 'import os\n\n\ndef a():\n    return 1\n\n\ndef between():\n    return 3\n\n\ndef b():\n    return 2\n');
+    // With no pair to learn from, PEP 8's two; a file that keeps one blank line keeps its own.
+    await call('insert_symbol', { anchor: sym('python', 'py/single.py', 'only'), position: 'after', body: 'def next():\n    return 2' });
+    assert.equal(read('py/single.py'), 'def only():\n    return 1\n\n\ndef next():\n    return 2\n');
+    await call('insert_symbol', { anchor: sym('python', 'py/tight.py', 'y'), position: 'before', body: 'def w():\n    return 0' });
+    assert.equal(read('py/tight.py'), 'def x():\n    return 1\n\ndef w():\n    return 0\n\ndef y():\n    return 2\n\ndef z():\n    return 3\n');
+    await call('insert_symbol', { file: 'py/tight.py', position: 'after', body: 'def end():\n    return 9\n' });
+    assert.ok(read('py/tight.py').endsWith('    return 3\n\ndef end():\n    return 9\n'), 'a file target follows the same rule');
+  });
+
+  test('insert_symbol into a CRLF file writes the body with CRLF lines, anchored or at the end of the file', async () => {
+    const r = await call('insert_symbol', { anchor: sym('python', 'py/crlf.py', 'one'), position: 'after', body: 'def mid(x):\n    if x:\n        return x\n    return 0\n' });
+    assert.equal(r.status, 'applied');
+    const end = await call('insert_symbol', { file: 'py/crlf.py', position: 'after', body: 'def last():\n    return 3\n' });
+    assert.equal(end.status, 'applied');
+    assert.equal(
+      read('py/crlf.py'),
+      'def one():\r\n    return 1\r\n\r\n\r\ndef mid(x):\r\n    if x:\r\n        return x\r\n    return 0\r\n\r\n\r\ndef two():\r\n    return 2\r\n\r\n\r\ndef last():\r\n    return 3\r\n',
+    );
   });
 
   test('insert_symbol file target: before/after with one blank line; create_missing creates parents; missing refuses', async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRift } from '../helpers/mcp.ts';
+import { gitFixture } from '../helpers/git.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // An invalid rift.toml gates every tool with configuration_invalid; fixing it recovers
@@ -55,8 +56,9 @@ test('a configuration change re-selects files: disabling a language drops its de
   }
 });
 
-test('revision reads: [providers.history] enabled = false names the provider; a repository without history reads names the capability', async () => {
-  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n', '.git/HEAD': 'ref: refs/heads/main\n', 'rift.toml': '[providers.history]\nenabled = false\n' });
+test('rule 47: [providers.history] enabled = false refuses every revision read and history; re-enabling serves them', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n', 'rift.toml': '[providers.history]\nenabled = false\n' });
+  gitFixture(root).commit('add alpha', {});
   const rift = await startRift(root);
   try {
     const off = await rift.fail('get_symbol', { name: 'alpha', rev: 'main' });
@@ -65,11 +67,20 @@ test('revision reads: [providers.history] enabled = false names the provider; a 
       off.data.message,
       'no configured provider serves this request: capability revision reads (providers.history disabled); adjust the request to a served capability, or configure a provider that serves it',
     );
+    for (const [tool, args] of [
+      ['search', { query: 'alpha', rev: 'main' }],
+      ['nodes', { path: 'a.py', position: 0, rev: 'main' }],
+    ] as const) {
+      const e = await rift.fail(tool, args);
+      assert.equal(e.data.message, off.data.message);
+      assert.equal(e.data.retry, 'operator_action');
+    }
+    const history = await rift.fail('get_symbol', { name: 'alpha', include: ['history'] });
+    assert.equal(history.data.code, 'capability_unavailable');
+    assert.match(history.data.message as string, /capability symbol history \(providers\.history disabled\);/);
     writeFileSync(join(root, 'rift.toml'), '');
-    const on = await rift.fail('nodes', { path: 'a.py', position: 0, rev: 'main' });
-    assert.equal(on.data.code, 'capability_unavailable');
-    assert.match(on.data.message as string, /capability revision reads;/);
-    assert.equal(on.data.retry, 'operator_action');
+    const on = (await rift.call('nodes', { path: 'a.py', position: 0, rev: 'main' })) as { nodes: unknown[] };
+    assert.ok(on.nodes.length > 0);
   } finally {
     await rift.close();
     removeWorkspace(root);

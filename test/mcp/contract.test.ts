@@ -37,6 +37,38 @@ describe('MCP envelope', () => {
     }
   });
 
+  test('every tool carries a title and annotations: reads are read-only, changes say whether they destroy and repeat safely', async () => {
+    const { tools } = await ws.rift.client.listTools();
+    const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    const read = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+    const change = (destructiveHint: boolean, idempotentHint: boolean) => ({ readOnlyHint: false, destructiveHint, idempotentHint, openWorldHint: false });
+    const expected: Record<string, object> = {
+      get_symbol: read, search: read, nodes: read,
+      replace_symbol: change(true, true), replace_node: change(true, true), remove_symbol: change(true, true), remove_node: change(true, true),
+      move_file: change(true, true), rename_symbol: change(true, true), patch: change(true, false), insert_symbol: change(false, false), insert_node: change(false, false),
+    };
+    for (const t of tools) {
+      assert.ok(t.title && t.title.length > 0, t.name);
+      assert.deepEqual(hints[t.name], { title: t.title, ...expected[t.name] }, t.name);
+    }
+  });
+
+  test('tools/list states recurring shapes once per schema under $defs, and the SDK client validates results through them', async () => {
+    const { tools } = await ws.rift.client.listTools();
+    const bytes = Buffer.byteLength(JSON.stringify({ tools }));
+    // 118,375 bytes with every shape inlined and 92 KB with $defs, before search.traversal's
+    // shapes (≈3 KB), rename_symbol (≈10 KB) and the language engines' change warnings (≈1.4 KB in
+    // each change tool's ChangeResult) arrived: 119,540 bytes then; docs/benchmarks.md keeps the measurement.
+    assert.ok(bytes < 125_000, `tools/list is ${bytes} bytes`);
+    const out = tools.find((t) => t.name === 'remove_symbol')!.outputSchema as unknown as { $defs: Record<string, unknown> };
+    assert.deepEqual(Object.keys(out.$defs).sort(), ['Diagnostic', 'PreconditionValue', 'ProjectPath', 'SourceSpan']);
+    assert.doesNotMatch(JSON.stringify(tools), /9007199254740991/, 'no implied integer bounds');
+    // The client caches these output schemas at listTools and validates every structured result
+    // against them; a refused change exercises the precondition and diagnostic references.
+    const refused = await ws.rift.call('remove_symbol', { symbol: 'rift://symbol/rust/src/lib.rs/no_such_fn' });
+    assert.equal(refused.status, 'refused');
+  });
+
   test('failures are JSON-RPC -32000 errors whose message is the rendered ErrorData line', async () => {
     const e = await ws.rift.fail('get_symbol', { name: 'beacon', limit: 0 });
     assert.equal(e.code, -32000);
@@ -131,11 +163,11 @@ describe('MCP envelope', () => {
   test('docs/mcp.json equals what the server serves (run `npm run schema` after changing a tool)', async () => {
     const committed = readFileSync(fileURLToPath(new URL('../../docs/mcp.json', import.meta.url)), 'utf8');
     assert.equal(committed, schemaDocument(), 'docs/mcp.json drifted from the served tools');
-    const doc = JSON.parse(committed) as { tools: Array<{ name: string; description: string; input_schema: unknown; output_schema: unknown }> };
+    const doc = JSON.parse(committed) as { tools: Array<{ name: string; title: string; description: string; annotations: unknown; input_schema: unknown; output_schema: unknown }> };
     const { tools } = await ws.rift.client.listTools();
     assert.deepEqual(
-      doc.tools.map((t) => [t.name, t.description, t.input_schema, t.output_schema]),
-      tools.map((t) => [t.name, t.description, stripSchema(t.inputSchema), stripSchema(t.outputSchema)]),
+      doc.tools.map((t) => [t.name, t.title, t.description, t.annotations, t.input_schema, t.output_schema]),
+      tools.map((t) => [t.name, t.title, t.description, t.annotations, stripSchema(t.inputSchema), stripSchema(t.outputSchema)]),
     );
   });
 });

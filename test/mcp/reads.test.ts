@@ -56,7 +56,7 @@ describe('reads', () => {
     assert.deepEqual(dflt.pagination, { page_index: 0, total_pages: 2 });
   });
 
-  test('include: omitted attaches node and source; [] attaches neither; history is capability_unavailable', async () => {
+  test('include: omitted attaches node and source; [] attaches neither; history without a repository names the remedy', async () => {
     const dflt = await get({ name: 'reparse' });
     assert.equal(dflt.hits[0].source?.text, 'def reparse(): pass');
     assert.match(dflt.hits[0].node!.id, /^rift:\/\/node\/python\/b\/parse\.py@20-39#[0-9a-f]{8}$/);
@@ -68,7 +68,7 @@ describe('reads', () => {
     const e = await ws.rift.fail('get_symbol', { name: 'reparse', include: ['history'] });
     assert.equal(e.data.code, 'capability_unavailable');
     assert.equal(e.data.retry, 'operator_action');
-    assert.match(e.data.message as string, /capability symbol history/);
+    assert.match(e.data.message as string, /requires a git repository - run `git init`/);
   });
 
   test('rev without a git repository names the remedy', async () => {
@@ -76,7 +76,7 @@ describe('reads', () => {
     assert.equal(e.data.code, 'capability_unavailable');
     assert.equal(
       e.data.message,
-      `no configured provider serves this request: workspace ${ws.root}, requires a git repository — run \`git init\`, or omit \`rev\` to read the current tree; adjust the request to a served capability, or configure a provider that serves it`,
+      `no configured provider serves this request: workspace ${ws.root}, requires a git repository - run \`git init\`, or omit \`rev\` to read the current tree; adjust the request to a served capability, or configure a provider that serves it`,
     );
     assert.equal(e.data.phase, 'read');
   });

@@ -35,6 +35,7 @@ const FILES: Record<string, string> = {
   'rift.toml': '[source]\nexclude = ["tests/legacy/"]\n',
   'lib/sound.py': 'def safe_MessageBeep(kind):\n    return kind\n',
   'tests/test_sound.py': 'def check_safe_MessageBeep():\n    safe_MessageBeep(1)\n',
+  'one.txt': 'hello alpha\n',
 };
 
 describe('search', () => {
@@ -208,6 +209,20 @@ describe('search', () => {
         assert.equal(h.source, bytes.subarray(h.range.start, h.range.end).toString('utf8'), `${query}: ${key(h)}`);
       }
     }
+  });
+
+  test('path globs are POSIX: [!R]* excludes every path whose name does not start with R', async () => {
+    const r = await search({ query: 'checksum', paths: { exclude: ['[!R]*'] } });
+    assert.deepEqual([...new Set(r.results.map((h) => h.path))], ['README.md']);
+  });
+
+  test('a literal match at offset 0 of a file is on line 1, its range the first line', async () => {
+    const r = await search({ query: 'hello', include: ['source'] });
+    const hit = r.results.find((h) => h.path === 'one.txt')!;
+    assert.deepEqual(hit.range, { start: 0, end: 11 });
+    assert.equal(hit.line, 1);
+    assert.equal(hit.source, 'hello alpha');
+    assert.ok(hit.matched_by.includes('content'));
   });
 
   test('an empty answer is page 0 of 1; a page past the end is empty with the true total', async () => {

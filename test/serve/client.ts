@@ -1,8 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ServeEvent } from '../../src/protocol/serve.ts';
 
-// Spawns `rift --serve` and reads its stdout as JSON lines; every wait is bounded.
+// Spawns `rift --serve` and reads its stdout as JSON lines; every wait is bounded, and every
+// event is checked against its wire schema when the client closes.
 
 const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -99,8 +101,17 @@ export class ServeClient {
     return this.events.slice(from);
   }
 
+  /** Events that do not match their protocol/serve.ts schema exactly (none, on a conforming wire). */
+  offSchema(): Ev[] {
+    return this.events.filter((e) => !ServeEvent.safeParse(e).success);
+  }
+
+  /** Ends stdin and waits for the exit; every event seen must have matched its schema. */
   async close(): Promise<number | null> {
     this.child.stdin.end();
-    return this.exit;
+    const code = await this.exit;
+    const off = this.offSchema();
+    if (off.length > 0) throw new Error(`events off their wire schema: ${JSON.stringify(off).slice(0, 2000)}`);
+    return code;
   }
 }

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffSegments, previewDiff } from '../../src/agent/policy/diff.ts';
-import { COMMANDS, PROTOCOL_VERSION, UNKNOWN_CMD } from '../../src/serve/server.ts';
+import { COMMANDS, PROTOCOL_VERSION, UNKNOWN_CMD } from '../../src/protocol/serve.ts';
 import { expandSkill } from '../../src/agent/extensions/skills.ts';
 
 // Reference vectors: A.9 segments, A.10 preview diff, and the frozen v1 constants.

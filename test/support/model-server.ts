@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 // The scripted model server: speaks Ollama's /api/chat (NDJSON), /api/show, /api/tags,
-// /api/embed and OpenAI's /v1/chat/completions (SSE) and /v1/models, replaying scripted replies
+// /api/embed and OpenAI's /v1/chat/completions (SSE), /v1/models and /v1/embeddings, replaying scripted replies
 // in order and recording every request. Binds 127.0.0.1 on an ephemeral port only.
 
 export interface RecordedRequest {
@@ -61,6 +61,17 @@ export class ScriptedModelServer {
   readonly models = new Map<string, ModelSpec>();
   /** Ids appended to both model listings after the served models (duplicates included, as some servers do). */
   readonly extraListed: string[] = [];
+  /**
+   * Embedding concepts: a text's vector has one dimension per concept, the number of the
+   * concept's words the text holds (whole words, case-insensitive), plus a last dimension of 1.
+   * Texts sharing a concept point the same way whatever their other words, so a test can make a
+   * query and a declaration "mean" the same thing. Without concepts, a toy character vector.
+   */
+  embedConcepts: string[][] = [];
+  /** Delay before each embedding reply (to observe preparation while it runs). */
+  embedDelayMs = 0;
+  /** When set, every embedding request fails with this status and error. */
+  embedFailure: { status: number; error: string } | null = null;
   private readonly queue: Step[] = [];
   private server: Server | undefined;
   private readonly open = new Set<ServerResponse>();
@@ -141,10 +152,16 @@ export class ScriptedModelServer {
         if (m.contextLength) info['llama.context_length'] = m.contextLength;
         return json(res, 200, { capabilities: m.capabilities ?? ['completion'], model_info: info });
       }
-      case 'POST /api/embed': {
+      case 'POST /api/embed':
+      case 'POST /v1/embeddings': {
         const input = (body as { input?: string | string[] })?.input ?? [];
         const list = Array.isArray(input) ? input : [input];
-        return json(res, 200, { model: (body as { model?: string })?.model, embeddings: list.map((s) => embedding(s)) });
+        const model = (body as { model?: string })?.model;
+        if (this.embedDelayMs > 0) await sleep(this.embedDelayMs);
+        if (this.embedFailure) return json(res, this.embedFailure.status, { error: this.embedFailure.error });
+        const vectors = list.map((s) => this.embedding(s));
+        if (path === '/api/embed') return json(res, 200, { model, embeddings: vectors });
+        return json(res, 200, { object: 'list', model, data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })) });
       }
       case 'GET /v1/models':
         return json(res, 200, {
@@ -157,6 +174,20 @@ export class ScriptedModelServer {
       default:
         return json(res, 404, { error: `no route ${req.method} ${path}` });
     }
+  }
+
+  /** The scripted vector of one text (see `embedConcepts`). */
+  embedding(text: string): number[] {
+    if (this.embedConcepts.length === 0) return toyEmbedding(text);
+    const words = text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+    return [...this.embedConcepts.map((c) => words.filter((w) => c.includes(w)).length), 1];
+  }
+
+  /** The texts every embedding request so far asked for, in order. */
+  embeddedTexts(): string[] {
+    return this.requests
+      .filter((r) => r.method === 'POST' && (r.path === '/api/embed' || r.path === '/v1/embeddings'))
+      .flatMap((r) => arr(r.body?.input));
   }
 
   private async chat(rec: RecordedRequest, res: ServerResponse): Promise<void> {
@@ -200,7 +231,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** A deterministic toy embedding: enough for wiring tests, meaningless otherwise. */
-function embedding(s: string): number[] {
+function toyEmbedding(s: string): number[] {
   const v = new Array(8).fill(0);
   for (let i = 0; i < s.length; i++) v[i % 8] += s.charCodeAt(i) / 1000;
   return v;

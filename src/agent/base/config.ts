@@ -45,6 +45,19 @@ export interface PermissionConfig {
   bash_wrapper?: string;
 }
 
+/**
+ * An MCP server whose tools the agent offers (reference B.11): from the user config, the
+ * project's `.rift.json` (started only once the user trusts that exact server), or the editor
+ * driving the session (ACP `session/new`).
+ */
+export interface McpServerConfig {
+  name: string;
+  scope: 'user' | 'project' | 'client';
+  transport: { kind: 'stdio'; command: string; args: string[]; env: Record<string, string> } | { kind: 'http'; url: string; headers: Record<string, string> };
+  /** A stdio server runs inside the bash sandbox: always for a project's, by choice (`"sandbox": true`) for the user's. */
+  sandbox: boolean;
+}
+
 export interface AgentConfig {
   host: string;
   model: string;
@@ -62,6 +75,8 @@ export interface AgentConfig {
   /** The project file's gated keys apply (the user trusted its exact content). */
   projectTrusted: boolean;
   sandbox: SandboxConfig;
+  /** MCP servers: the user's, then the names the project adds (each trust-gated). */
+  mcp: McpServerConfig[];
 }
 
 export interface AgentFlags {
@@ -207,6 +222,50 @@ function routesToProvider(model: string, providers: Record<string, ProviderConfi
   return slash > 0 && (model.slice(0, slash) in providers || model.slice(0, slash) in BUILTIN_PROVIDERS);
 }
 
+const textMap = (v: unknown): Record<string, string> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Raw).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+
+/** `"mcp": {"<name>": {"command", "args", "env"} | {"url", "headers"}}` of one file; a bad entry is skipped with a warning. */
+function mcpOf(raw: Raw | null, scope: 'user' | 'project', file: string, warnings: string[]): McpServerConfig[] {
+  const m = raw?.mcp;
+  if (m === undefined) return [];
+  if (!m || typeof m !== 'object' || Array.isArray(m)) {
+    warnings.push(`ignoring 'mcp' in ${file}: it must map server names to {"command", "args", "env"} or {"url", "headers"}`);
+    return [];
+  }
+  const out: McpServerConfig[] = [];
+  for (const [name, v] of Object.entries(m as Raw)) {
+    const e = v && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : {};
+    const command = str(e.command);
+    const url = str(e.url);
+    if ((command === undefined) === (url === undefined)) {
+      warnings.push(`ignoring MCP server '${name}' in ${file}: it needs either a 'command' (a stdio server) or a 'url' (Streamable HTTP), not ${command ? 'both' : 'neither'}`);
+      continue;
+    }
+    if (url !== undefined && !/^https?:\/\//i.test(url)) {
+      warnings.push(`ignoring MCP server '${name}' in ${file}: 'url' must start with http:// or https://, got ${JSON.stringify(url)}`);
+      continue;
+    }
+    const transport: McpServerConfig['transport'] =
+      command !== undefined ? { kind: 'stdio', command, args: strings(e.args), env: textMap(e.env) } : { kind: 'http', url: url!, headers: textMap(e.headers) };
+    if (scope === 'project' && e.sandbox === false) warnings.push(`project ${PROJECT_CONFIG_FILE} MCP server '${name}': 'sandbox: false' ignored — a repository's server runs in the sandbox`);
+    out.push({ name, scope, transport, sandbox: scope === 'project' || e.sandbox === true });
+  }
+  return out;
+}
+
+/** The user's servers, then each server the project adds; a project cannot redefine one of the user's. */
+function mergeMcp(user: Raw | null, project: Raw | null, warnings: string[]): McpServerConfig[] {
+  const mine = mcpOf(user, 'user', 'the user config', warnings);
+  const names = new Set(mine.map((s) => s.name));
+  const theirs = mcpOf(project, 'project', PROJECT_CONFIG_FILE, warnings).filter((s) => {
+    if (!names.has(s.name)) return true;
+    warnings.push(`project config redefines MCP server '${s.name}'; keeping the user definition (a project must not change what your servers run)`);
+    return false;
+  });
+  return [...mine, ...theirs];
+}
+
 function sandboxOf(raw: Raw | null): Raw {
   const v = raw?.sandbox;
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : {};
@@ -286,6 +345,7 @@ export function mergeConfig(user: Raw | null, project: Raw | null, flags: AgentF
     postEditHooks: { user: postEditOf(user), project: postEditOf(project) },
     projectTrusted,
     sandbox: mergeSandbox(user, project, warnings),
+    mcp: mergeMcp(user, project, warnings),
   };
 }
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { stripVTControlCharacters } from 'node:util';
 import { ToolError } from './tool.ts';
 import type { EventSink } from './types.ts';
 
@@ -9,10 +10,9 @@ export const TASKS_RUNNING_MAX = 8;
 export const TASK_OUTPUT_BYTES_MAX = 256 * 1024;
 export const TASK_STATUS_CHARS_MAX = 20_000;
 
-// eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07/g;
+/** Terminal escape sequences removed: CSI, OSC (hyperlinks, titles; BEL or ST ended), charset and the rest. */
 export function stripAnsi(s: string): string {
-  return s.replace(ANSI, '');
+  return stripVTControlCharacters(s);
 }
 
 interface Task {

@@ -1,3 +1,6 @@
+import type { z } from 'zod';
+import type { PlanItem as PlanItemSchema, TurnEvent, TurnStats as TurnStatsSchema } from '../../protocol/serve.ts';
+
 // Neutral types shared by the providers, the loop and the front ends (reference B.1).
 // Provider wire shapes are translated to and from these at the provider edge only.
 
@@ -77,42 +80,16 @@ export interface Provider {
   chat(req: ChatRequest, onDelta: (d: StreamDelta) => void, signal?: AbortSignal): Promise<ChatOutcome>;
 }
 
-export interface TurnStats {
-  iterations: number;
-  prompt_tokens: number;
-  billed_prompt_tokens: number;
-  output_tokens: number;
-  duration_ms: number;
-  tokens_per_sec: number;
-}
+export type TurnStats = z.infer<typeof TurnStatsSchema>;
 
 export function zeroStats(): TurnStats {
   return { iterations: 0, prompt_tokens: 0, billed_prompt_tokens: 0, output_tokens: 0, duration_ms: 0, tokens_per_sec: 0 };
 }
 
-export interface PlanItem {
-  text: string;
-  done: boolean;
-}
+export type PlanItem = z.infer<typeof PlanItemSchema>;
 
-/** Every event the engine produces (serve-protocol-v1 turn flow). Front ends map these onto their wire. */
-export type AgentEvent =
-  | { event: 'iteration'; n: number }
-  | { event: 'thinking'; text: string }
-  | { event: 'content'; text: string }
-  | { event: 'tool_start'; name: string; args: Record<string, unknown> }
-  | { event: 'tool_result'; name: string; ok: boolean; preview: string }
-  | { event: 'edit_diff'; path: string; added: number; removed: number; diff: string[] }
-  | { event: 'plan'; items: PlanItem[] }
-  | { event: 'info'; text: string }
-  | { event: 'warning'; text: string }
-  | { event: 'subagent_started'; tag: string; model: string; label: string }
-  | { event: 'subagent'; tag: string; text: string; warn: boolean }
-  | { event: 'subagent_finished'; tag: string; steps: number }
-  | { event: 'task_started'; id: number; label: string }
-  | { event: 'task_finished'; id: number; label: string; ok: boolean; preview: string }
-  | { event: 'done'; stats: TurnStats }
-  | { event: 'context'; used: number; limit: number };
+/** Every event the engine produces (serve-protocol-v1 turn flow; schemas in protocol/serve.ts). Front ends map these onto their wire. */
+export type AgentEvent = TurnEvent;
 
 export type EventSink = (e: AgentEvent) => void;
 

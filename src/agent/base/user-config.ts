@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-// Writes an "always allow" answer into the user config's permissions.allow. Only the user
-// file is ever written: allow rules are user-only (reference C.1).
+// Writes an "always allow" answer into the user config's permissions.allow (and a "reject
+// always" one into permissions.deny). Only the user file is ever written: allow rules are
+// user-only (reference C.1).
 
-export function persistAllowRule(configDir: string, rule: string): void {
+export function persistRule(configDir: string, rule: string, list: 'allow' | 'deny'): void {
   const path = join(configDir, 'config.json');
   let cfg: Record<string, unknown> = {};
   if (existsSync(path)) {
@@ -13,9 +14,9 @@ export function persistAllowRule(configDir: string, rule: string): void {
     cfg = parsed as Record<string, unknown>;
   }
   const perms = (cfg.permissions && typeof cfg.permissions === 'object' ? cfg.permissions : {}) as Record<string, unknown>;
-  const allow = Array.isArray(perms.allow) ? (perms.allow as unknown[]) : [];
-  if (allow.includes(rule)) return;
-  cfg.permissions = { ...perms, allow: [...allow, rule] };
+  const rules = Array.isArray(perms[list]) ? (perms[list] as unknown[]) : [];
+  if (rules.includes(rule)) return;
+  cfg.permissions = { ...perms, [list]: [...rules, rule] };
   mkdirSync(configDir, { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(cfg, null, 2)}\n`);

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
+import { sha256Hex } from '../../core/digest.ts';
 import { isRiftError } from '../../core/errors.ts';
 import { ConfigLoader } from '../../config/loader.ts';
 import type { HookConfig } from '../../config/workspace-config.ts';
 import { hooksKey } from '../../services/change-service.ts';
 import { engineTrustKey, engineTrustLine } from '../../engine/definitions.ts';
-import { PROJECT_CONFIG_FILE, loadAgentConfig, userDirs, type ProjectConfigTrust } from '../base/config.ts';
+import { PROJECT_CONFIG_FILE, loadAgentConfig, userDirs, type McpServerConfig, type ProjectConfigTrust } from '../base/config.ts';
 import type { TrustStore } from '../policy/trust.ts';
 import { discoverPlugins, type Plugin } from './plugins.ts';
 
@@ -12,7 +13,8 @@ import { discoverPlugins, type Plugin } from './plugins.ts';
 // agent: a `.rift.json` that sets gated keys, `rift.toml` `[[hooks]]` (run after the agent's
 // edits through the change engine), `rift.toml` language engines that name a program, arguments
 // or initialization options of the project's choosing (started by every rift front end, the MCP
-// server included, only once trusted), and project plugins that declare tools or hooks. Each is
+// server included, only once trusted), project plugins that declare tools or hooks, and MCP
+// servers the project declares (each started only once trusted). Each is
 // one question with the choices `trust` / `skip`; skipping, or no answer, keeps it off. A
 // decision is stored per content (a digest, or the plugin manifest text), so an edited file is
 // asked about again. Front ends raise the questions; headless runs only note them.
@@ -21,7 +23,8 @@ export type TrustSubject =
   | { kind: 'project-config'; config: ProjectConfigTrust }
   | { kind: 'workspace-hooks'; hooks: readonly HookConfig[]; key: string }
   | { kind: 'language-engines'; engines: readonly ProjectEngine[] }
-  | { kind: 'plugin'; plugin: Plugin };
+  | { kind: 'plugin'; plugin: Plugin }
+  | { kind: 'mcp-server'; server: McpServerConfig };
 
 export interface TrustRequest {
   subject: TrustSubject;
@@ -66,6 +69,51 @@ export function workspaceHooks(cwd: string): readonly HookConfig[] {
   return isRiftError(accepted) ? [] : accepted.config.hooks;
 }
 
+/**
+ * What an MCP server is, for its trust decision (reference B.11):
+ * `name \0 command \0 args (joined \1) \0 env (sorted) \0 url \0 headers (sorted)`.
+ */
+export function mcpIdentity(s: McpServerConfig): string {
+  const pairs = (m: Record<string, string>) =>
+    Object.entries(m)
+      .map(([k, v]) => `${k}=${v}`)
+      .sort()
+      .join('\x01');
+  const t = s.transport;
+  return t.kind === 'stdio' ? [s.name, t.command, t.args.join('\x01'), pairs(t.env), '', ''].join('\0') : [s.name, '', '', '', t.url, pairs(t.headers)].join('\0');
+}
+
+/** The trust-store key of one MCP server: a digest of its identity (a header's secret never lands in the store). */
+export function mcpServerKey(s: McpServerConfig): string {
+  return `mcp-server:sha256:${sha256Hex(mcpIdentity(s))}`;
+}
+
+/** What an MCP server runs or where it connects, one line. */
+export function mcpServerLine(s: McpServerConfig): string {
+  const t = s.transport;
+  return t.kind === 'stdio' ? `\`${[t.command, ...t.args].join(' ')}\`` : t.url;
+}
+
+function mcpRequest(s: McpServerConfig): TrustRequest {
+  const t = s.transport;
+  const what =
+    t.kind === 'stdio'
+      ? `runs ${mcpServerLine(s)} — a program from this repo, inside the bash sandbox where there is one, whose tools the model can call`
+      : `connects to ${t.url} — the model's calls to its tools, and what they carry from your files, go there`;
+  const detail =
+    t.kind === 'stdio'
+      ? [`command: ${mcpServerLine(s)}`, ...(Object.keys(t.env).length > 0 ? [`environment: ${Object.keys(t.env).sort().join(', ')}`] : [])]
+      : [`url: ${t.url}`, ...(Object.keys(t.headers).length > 0 ? [`headers: ${Object.keys(t.headers).sort().join(', ')}`] : [])];
+  return {
+    subject: { kind: 'mcp-server', server: s },
+    question: `Project MCP server '${s.name}' ${what}. Trust this server on this machine?`,
+    detail,
+    skippedNote: `project MCP server '${s.name}' left untrusted — it does not start while auto-approve is on ${SEPARATE}`,
+    startupNote: `project MCP server '${s.name}' not trusted yet — not started: ${mcpServerLine(s)}. Trust it with \`rift trust\` or at the trust question of rift --serve or rift acp`,
+    keys: [mcpServerKey(s)],
+  };
+}
+
 function hookLine(h: HookConfig): string {
   return `${h.id} (${h.role}): \`${[h.program, ...h.arguments].join(' ')}\``;
 }
@@ -78,6 +126,8 @@ export function trustRequests(o: {
   hooks: readonly HookConfig[];
   engines: readonly ProjectEngine[];
   plugins: readonly Plugin[];
+  /** The configured MCP servers; the project's untrusted ones are asked about. */
+  mcp: readonly McpServerConfig[];
   trust: TrustStore;
 }): TrustRequest[] {
   const out: TrustRequest[] = [];
@@ -133,12 +183,13 @@ export function trustRequests(o: {
       keys: [p.key, ...p.hooks],
     });
   }
+  for (const s of o.mcp) if (s.scope === 'project' && !o.trust.has(mcpServerKey(s))) out.push(mcpRequest(s));
   return out;
 }
 
 /** Everything in the workspace at `cwd` that waits for trust, read from disk (for `rift trust` and `rift doctor`). */
 export function pendingTrust(cwd: string, trust: TrustStore, env: NodeJS.ProcessEnv = process.env): TrustRequest[] {
-  const { projectTrust } = loadAgentConfig(cwd, {}, env, (key) => trust.has(key));
+  const { config, projectTrust } = loadAgentConfig(cwd, {}, env, (key) => trust.has(key));
   const { plugins } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs(env).config, 'plugins'));
-  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, trust });
+  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, mcp: config.mcp, trust });
 }

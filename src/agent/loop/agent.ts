@@ -12,7 +12,7 @@ import { buildRoute, preflight, type Route } from '../providers/routing.ts';
 import { Session } from '../session/session.ts';
 import { BackgroundTasks } from '../base/tasks.ts';
 import { ToolError } from '../base/tool.ts';
-import type { CodeServices, ToolContext } from '../tools/context.ts';
+import type { CodeServices, CommandRunner, EditorFiles, ToolContext } from '../tools/context.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import {
   assistantMessage, zeroFailures, zeroStats, type AgentEvent, type EventSink, type FailureCounters, type Message, type PlanItem, type ToolCall, type TurnStats,
@@ -76,6 +76,9 @@ export interface AgentOptions {
   sandbox?: Sandbox;
   /** Post-edit hooks (B.13): a live list the front end may extend mid-session; sub-agents share it. */
   hooks?: PostEditHooks;
+  /** The editor's files and terminal (ACP), when the front end offers them. */
+  editorFiles?: EditorFiles;
+  runner?: CommandRunner;
   /** Autosave target; null disables saving (benchmarks). */
   sessionPath?: string | null;
   messages?: Message[];
@@ -525,6 +528,8 @@ class Turn {
       bashWrapper: a.opts.bashWrapper,
       sandbox: a.opts.sandbox,
       hooks: a.opts.hooks,
+      editorFiles: a.opts.editorFiles,
+      runner: a.opts.runner,
     };
     try {
       const text = await raceAbort(tool.run(args, ctx), this.signal);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadAgentConfig, userDirs, type AgentConfig, type AgentFlags } from '../base/config.ts';
+import { loadAgentConfig, userDirs, type AgentConfig, type AgentFlags, type McpServerConfig } from '../base/config.ts';
 import type { Approval } from '../policy/approval.ts';
 import type { Gate } from '../policy/gate.ts';
 import { PostEditHooks } from '../policy/hooks.ts';
@@ -7,11 +7,12 @@ import { Sandbox } from '../policy/sandbox.ts';
 import { TrustStore } from '../policy/trust.ts';
 import { buildRoute, preflight, type Route } from '../providers/routing.ts';
 import { log } from '../../core/log.ts';
-import type { CodeServices } from '../tools/context.ts';
+import type { CodeServices, CommandRunner, EditorFiles } from '../tools/context.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { discoverPersonas, rolesAndPersonasSection, type Persona } from '../extensions/personas.ts';
 import { discoverPlugins, pluginTool, type Plugin } from '../extensions/plugins.ts';
-import { trustRequests, workspaceEngines, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
+import { McpServers } from '../extensions/mcp-servers.ts';
+import { mcpServerKey, trustRequests, workspaceEngines, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
 import { hooksKey } from '../../services/change-service.ts';
 import { canonicalRoot } from '../../workspace/root.ts';
 import { compareNames, discoverSkills, skillsSection, skillTool, type Skill } from '../extensions/skills.ts';
@@ -20,14 +21,16 @@ import { systemPrompt } from './prompt.ts';
 import { createApproval, openSession, type OpenedSession } from './setup.ts';
 import { agentTool } from './subagents.ts';
 import { WorkspaceCode } from './workspace-code.ts';
+import { Session } from '../session/session.ts';
 
 // One assembly of the agent for every front end (`-p`, `--serve`, the TUI, and later ACP):
 // configuration, the model route and its preflight, the session, approval, extensions (skills,
 // plugins, personas, sub-agents), post-edit hooks, the bash sandbox, and the code tools once the
-// engine opens. Front ends differ only in their gate, their approval default and how they word a
+// engine opens, and MCP servers as tools (started in the background; `mcp.ready()` waits for
+// them). Front ends differ only in their gate, their approval default and how they word a
 // failure. Everything the repository asks to be trusted with (its `.rift.json` gated keys,
-// `rift.toml` hooks, plugins) stays off until a front end asks the user (`trustRequests`, then
-// `trust`); headless runs never ask, so those stay off with a note.
+// `rift.toml` hooks, plugins, MCP servers) stays off until a front end asks the user
+// (`trustRequests`, then `trust`); headless runs never ask, so those stay off with a note.
 
 export interface AssemblyOptions {
   cwd: string;
@@ -43,6 +46,11 @@ export interface AssemblyOptions {
   alwaysTask?: boolean;
   /** Notes and warnings for the user (stderr in the current front ends). */
   note: (text: string) => void;
+  /** The editor's files and terminal, for front ends whose editor offers them (ACP). */
+  editorFiles?: EditorFiles;
+  runner?: CommandRunner;
+  /** Abandons the startup (the model check) early: the front end is going away. */
+  signal?: AbortSignal;
 }
 
 /** What trusting a request changed, for the front end to show. */
@@ -83,6 +91,8 @@ export class AgentAssembly {
     readonly trustRequests: readonly TrustRequest[],
     readonly personas: readonly Persona[],
     readonly sandbox: Sandbox,
+    /** The session's MCP servers: the user's and trusted project ones start with the session. */
+    readonly mcp: McpServers,
     /** Filled when the code engine opens; the agent's code tools read it live. */
     private readonly code: CodeServices,
     private readonly note: (text: string) => void,
@@ -110,7 +120,7 @@ export class AgentAssembly {
     }
     if (!unusable) {
       try {
-        const pf = await preflight(route, config.numCtx, config.numCtxExplicit);
+        const pf = await preflight(route, config.numCtx, config.numCtxExplicit, opts.signal);
         numCtx = pf.numCtx;
         think = pf.think;
         if (pf.note) note(pf.note);
@@ -133,7 +143,7 @@ export class AgentAssembly {
     ].sort(compareNames);
     if (skills.length > 0) note(`skills: ${skills.map((s) => s.name).join(', ')}`);
     // The project config, rift.toml hooks and plugins that run commands wait for a trust decision.
-    const requests = trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, trust });
+    const requests = trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, mcp: config.mcp, trust });
     for (const r of requests) if (r.startupNote !== '') note(r.startupNote);
     const untrusted = new Set(requests.flatMap((r) => (r.subject.kind === 'plugin' ? [r.subject.plugin] : [])));
     const sandbox = Sandbox.create(config.sandbox, cwd, [userDirs().config, userDirs().data]);
@@ -173,11 +183,15 @@ export class AgentAssembly {
       hooks,
       sessionPath: session.path,
       messages: session.messages,
+      editorFiles: opts.editorFiles,
+      runner: opts.runner,
     });
     if (skills.length > 0) agent.registry.register(skillTool(skills));
     agent.registry.register(agentTool(() => agent, config, personas));
-    const assembly = new AgentAssembly(agent, config, route, unusable, session, approval, trust, hooks, skills, plugins, requests, personas, sandbox, code, note, opts.approve !== undefined, opts.version);
+    const mcp = new McpServers({ cwd, version: opts.version, registry: agent.registry, sandbox, note });
+    const assembly = new AgentAssembly(agent, config, route, unusable, session, approval, trust, hooks, skills, plugins, requests, personas, sandbox, mcp, code, note, opts.approve !== undefined, opts.version);
     for (const p of plugins) if (!untrusted.has(p)) assembly.registerTools(p);
+    for (const s of config.mcp) if (s.scope !== 'project' || trust.has(mcpServerKey(s))) void mcp.start(s);
     return assembly;
   }
 
@@ -215,6 +229,10 @@ export class AgentAssembly {
       // The engine asks at each start, so the next change that needs one starts it.
       if (persistError) for (const e of s.engines) this.sessionTrust.add(e.key);
       return { info: `rift.toml language engines trusted — they start when a change needs them: ${s.engines.map((e) => e.language).join(', ')}`, persistError };
+    }
+    if (s.kind === 'mcp-server') {
+      const started = await this.mcp.start(s.server);
+      return { info: `MCP server '${s.server.name}' trusted — ${started.text}`, persistError };
     }
     if (s.kind === 'workspace-hooks') {
       // Every change asks `trustedHooks` again, so nothing else to do.
@@ -289,10 +307,20 @@ export class AgentAssembly {
     }
   }
 
-  /** Ends the session's processes: background tasks are killed (their count is returned) and the engine closed. */
+  /** MCP servers the front end brings for this session (an editor's, over ACP): trusted as the user's own. */
+  async attachMcpServers(servers: readonly McpServerConfig[]): Promise<void> {
+    await Promise.all(servers.map((s) => this.mcp.start(s)));
+  }
+
+  /**
+   * Ends the session's processes: background tasks are killed (their count is returned), MCP
+   * servers stopped, the engine closed, and a session file reserved for turns that never ran released.
+   */
   async close(): Promise<number> {
     const killed = this.agent.tasks.killAll();
+    await this.mcp.close();
     await this.workspace?.close().catch(() => {});
+    if (this.session.reserved) Session.release(this.session.path);
     return killed;
   }
 }

@@ -2,7 +2,7 @@ import { Approval } from '../policy/approval.ts';
 import { userDirs, type PermissionConfig } from '../base/config.ts';
 import { PermissionRules } from '../policy/permissions.ts';
 import { resumeBrief, Session } from '../session/session.ts';
-import { persistAllowRule } from '../base/user-config.ts';
+import { persistRule } from '../base/user-config.ts';
 import type { Message } from '../base/types.ts';
 
 // Set-up shared by the front ends (`-p`, `--serve`): session selection (`--resume FILE`,
@@ -14,15 +14,17 @@ export interface OpenedSession {
   /** Prior conversation, undefined when starting fresh. */
   messages: Message[] | undefined;
   notes: string[];
+  /** The file was reserved by this process (its empty reservation is released at exit). */
+  reserved: boolean;
 }
 
 export function openSession(opts: { resume?: string; continue?: boolean }, dir: string = Session.dir()): OpenedSession {
   const notes: string[] = [];
-  if (!opts.resume && !opts.continue) return { path: Session.reserve(dir), messages: undefined, notes };
+  if (!opts.resume && !opts.continue) return { path: Session.reserve(dir), messages: undefined, notes, reserved: true };
   const found = opts.resume ?? Session.newest(dir);
   if (!found) {
     notes.push('no saved session to continue — starting fresh');
-    return { path: Session.reserve(dir), messages: undefined, notes };
+    return { path: Session.reserve(dir), messages: undefined, notes, reserved: true };
   }
   const loaded = Session.load(found);
   if (loaded.note) notes.push(loaded.note);
@@ -30,8 +32,8 @@ export function openSession(opts: { resume?: string; continue?: boolean }, dir: 
   // A hidden brief (a `[system]` user message: never shown as history, stripped on the next load).
   const brief = messages ? resumeBrief(messages) : null;
   if (messages && brief) messages.push({ role: 'user', content: brief });
-  const path = loaded.note?.includes('corrupt') ? Session.reserve(dir) : found;
-  return { path, messages, notes };
+  const fresh = loaded.note?.includes('corrupt') === true;
+  return { path: fresh ? Session.reserve(dir) : found, messages, notes, reserved: fresh };
 }
 
 /** The prior user/assistant exchanges a front end replays on resume (tool and system traffic excluded). */
@@ -51,9 +53,9 @@ export function historyMessages(messages: readonly Message[]): Array<{ role: 'us
 export function createApproval(approve: boolean, permissions: PermissionConfig, cwd: string, warn: (text: string) => void): Approval {
   const rules = new PermissionRules(permissions, cwd);
   for (const m of rules.malformed) warn(m);
-  return new Approval(approve, rules, cwd, (rule) => {
+  return new Approval(approve, rules, cwd, (rule, list) => {
     try {
-      persistAllowRule(userDirs().config, rule);
+      persistRule(userDirs().config, rule, list);
     } catch (e) {
       warn(`could not persist permission rule: ${(e as Error).message}`);
     }

@@ -1,6 +1,6 @@
 import { previewDiff, diffSegments } from './diff.ts';
-import type { Gate } from './gate.ts';
-import { PermissionRules, builtinBashDenied, suggestBashPattern, suggestEditRule } from './permissions.ts';
+import type { ChoiceMeaning, Gate } from './gate.ts';
+import { type PermissionRules, builtinBashDenied, suggestBashPattern, suggestEditRule } from './permissions.ts';
 import { analyzeShell, initShell } from './shell.ts';
 import { ToolError } from '../base/tool.ts';
 
@@ -36,20 +36,37 @@ export const PARTIAL_NOTE = '\nNOTE: the user accepted only part of your proposa
 const denied = (kind: GatedKind) =>
   new ToolError(`the user DENIED this ${kind} action. Do not retry it; ask them how to proceed or choose another approach.`);
 
+/** A call to a tool rift does not check itself (an MCP server's): its name, the grant group, its arguments. */
+export interface ToolProposal {
+  name: string;
+  /** "allow all … this session" covers the group (the MCP server). */
+  group: string;
+  args: Record<string, unknown>;
+}
+
+const TOOL_ARGS_DETAIL_CHARS_MAX = 2000;
+
 export class Approval {
   /** Approval mode: true means gated actions prompt unless a rule or grant covers them. */
   approve: boolean;
   private readonly grants = new Set<GatedKind>();
+  private readonly toolGrants = new Set<string>();
   private allBash = false;
 
   constructor(
     approve: boolean,
     readonly rules: PermissionRules,
     private readonly cwd: string,
-    /** Persists an "always allow" rule to the user config; failures are reported, not fatal. */
-    private readonly persistAllow: (rule: string) => void = () => {},
+    /** Persists an "always allow" (or "reject always") rule to the user config; failures are reported, not fatal. */
+    private readonly persistRule: (rule: string, list: 'allow' | 'deny') => void = () => {},
   ) {
     this.approve = approve;
+  }
+
+  /** A "reject always" answer to an ask that offered `rule`: it denies from now on, in this session and the user config. */
+  rejectAlways(rule: string): void {
+    this.rules.addDeny(rule);
+    this.persistRule(rule, 'deny');
   }
 
   /** Ask rules with nobody attached deny (headless); under auto-approve with a user attached they are suppressed. */
@@ -84,11 +101,14 @@ export class Approval {
     const summary = p.kind === 'write' ? `${p.absPath} (${Buffer.byteLength(p.proposed)} bytes)` : p.absPath;
     const rule = suggestEditRule(this.cwd, p.absPath);
     const choices = forced ? ['allow', 'deny'] : ['allow', `always allow ${p.kind} this session`, `always allow '${rule}'`, 'deny'];
+    const meanings: ChoiceMeaning[] = forced ? ['allow_once', 'deny'] : ['allow_once', 'allow_session', 'allow_always', 'deny'];
     const answer = await gate.ask(
       {
         question: forced ? `Allow ${p.kind} ('${forced}'): ${summary}` : `Allow ${p.kind}: ${summary}`,
         detail: p.old === null ? ['(overwriting a binary file)'] : previewDiff(p.old, p.proposed, 40),
         choices,
+        meanings,
+        ...(forced ? {} : { rule }),
       },
       signal,
     );
@@ -96,7 +116,7 @@ export class Approval {
     if (answer === choices[1] && !forced) this.grants.add(p.kind);
     if (answer === choices[2] && !forced) {
       this.rules.addAllow(rule);
-      this.persistAllow(rule);
+      this.persistRule(rule, 'allow');
     }
     return { content: p.proposed, partial: false };
   }
@@ -124,9 +144,10 @@ export class Approval {
 
     const grant = `always allow ${[...kinds].sort().join('/')} this session`;
     const choices = forced ? ['allow', 'deny'] : ['allow', grant, 'deny'];
+    const meanings: ChoiceMeaning[] = forced ? ['allow_once', 'deny'] : ['allow_once', 'allow_session', 'deny'];
     const names = p.files.map((f) => f.absPath).join(', ');
     const answer = await gate.ask(
-      { question: forced ? `Allow ${p.tool} ('${forced}'): ${names}` : `Allow ${p.tool}: ${names}`, detail: p.detail, choices },
+      { question: forced ? `Allow ${p.tool} ('${forced}'): ${names}` : `Allow ${p.tool}: ${names}`, detail: p.detail, choices, meanings },
       signal,
     );
     if (answer === null || !choices.includes(answer) || answer === 'deny') {
@@ -163,15 +184,48 @@ export class Approval {
     const pattern = suggestBashPattern(command);
     const strict = forced !== null || unsure !== undefined;
     const choices = strict ? ['allow once', 'deny'] : ['allow once', `always allow '${pattern}'`, 'allow all bash this session', 'deny'];
+    const meanings: ChoiceMeaning[] = strict ? ['allow_once', 'deny'] : ['allow_once', 'allow_always', 'allow_session', 'deny'];
+    const rule = `Bash(${pattern})`;
     const head = command.length > 120 ? command.slice(0, 120) : command;
     const why = forced ? ` ('${forced}')` : unsure !== undefined ? ` (cannot be checked before it runs: ${unsure})` : '';
-    const answer = await gate.ask({ question: `Allow bash${why}: ${head}`, detail: [], choices }, signal);
+    const answer = await gate.ask({ question: `Allow bash${why}: ${head}`, detail: [], choices, meanings, ...(strict ? {} : { rule }) }, signal);
     if (answer === null || !choices.includes(answer) || answer === 'deny') throw denied('bash');
     if (!strict && answer === choices[1]) {
-      const rule = `Bash(${pattern})`;
       this.rules.addAllow(rule);
-      this.persistAllow(rule);
+      this.persistRule(rule, 'allow');
     }
     if (!strict && answer === choices[2]) this.allBash = true;
+  }
+
+  /**
+   * A call to a tool whose effects rift cannot see (an MCP server's): rules by the tool's name
+   * (`Mcp(<glob>)` or the bare name; deny > ask > allow), then the approval mode. "Always allow"
+   * persists `Mcp(<name>)`; a session grant covers every tool of the same server.
+   */
+  async authorizeTool(gate: Gate, p: ToolProposal, signal: AbortSignal): Promise<void> {
+    const verdict = this.rules.toolVerdict(p.name);
+    if (verdict.kind === 'deny') throw new ToolError(`this call to ${p.name} was blocked by permission rule '${verdict.rule}'`);
+    const forced = verdict.kind === 'ask' ? verdict.rule : null;
+    const noUser = (rule: string) => new ToolError(`this call to ${p.name} requires interactive approval (permission rule '${rule}') and no user is attached`);
+    if (forced && !gate.interactive) throw noUser(forced);
+    if (!this.approve || verdict.kind === 'allow') return;
+    if (!forced && this.toolGrants.has(p.group)) return;
+    if (!gate.interactive) throw noUser('approval mode');
+
+    const rule = `Mcp(${p.name})`;
+    const grant = `allow all '${p.group}' tools this session`;
+    const choices = forced ? ['allow once', 'deny'] : ['allow once', `always allow '${rule}'`, grant, 'deny'];
+    const meanings: ChoiceMeaning[] = forced ? ['allow_once', 'deny'] : ['allow_once', 'allow_always', 'allow_session', 'deny'];
+    const args = JSON.stringify(p.args, null, 2);
+    const detail = (args.length > TOOL_ARGS_DETAIL_CHARS_MAX ? `${args.slice(0, TOOL_ARGS_DETAIL_CHARS_MAX)}…` : args).split('\n');
+    const answer = await gate.ask({ question: `Allow ${p.name}${forced ? ` ('${forced}')` : ''}`, detail, choices, meanings, ...(forced ? {} : { rule }) }, signal);
+    if (answer === null || !choices.includes(answer) || answer === 'deny') {
+      throw new ToolError(`the user DENIED this call to ${p.name}. Do not retry it; ask them how to proceed or choose another approach.`);
+    }
+    if (!forced && answer === choices[1]) {
+      this.rules.addAllow(rule);
+      this.persistRule(rule, 'allow');
+    }
+    if (!forced && answer === choices[2]) this.toolGrants.add(p.group);
   }
 }

@@ -1,29 +1,19 @@
+import { editScript, middle } from '../../core/diff.ts';
+import { splitLines } from '../../core/lines.ts';
+
 // The two diff shapes front ends see: the ± preview of edit_diff and approval prompts
 // (reference A.10) and the review segments of edit_review (A.9).
 
 export type Segment = { same: true; lines: string[] } | { same: false; old: string[]; new: string[] };
 
-/** Rust's `str::lines()`: splits on \n, drops one trailing empty line, strips a trailing \r. */
-function rustLines(s: string): string[] {
-  if (s === '') return [];
-  const parts = s.split('\n');
-  if (parts[parts.length - 1] === '') parts.pop();
-  return parts.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-}
-
 /** Common prefix and suffix stripped, the middle as one `-` block then one `+` block, capped. */
 export function previewDiff(oldText: string, newText: string, maxLines: number): string[] {
-  const a = rustLines(oldText);
-  const b = rustLines(newText);
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start++;
-  let aEnd = a.length;
-  let bEnd = b.length;
-  while (aEnd > start && bEnd > start && a[aEnd - 1] === b[bEnd - 1]) {
-    aEnd--;
-    bEnd--;
-  }
-  if (start === aEnd && start === bEnd) return [];
+  const a = splitLines(oldText);
+  const b = splitLines(newText);
+  const { lo: start, n, m } = middle(a, b);
+  if (n === 0 && m === 0) return [];
+  const aEnd = start + n;
+  const bEnd = start + m;
   const out: string[] = [];
   if (start > 0 || aEnd < a.length) out.push(`@@ line ${start + 1} @@`);
   for (let i = start; i < aEnd; i++) out.push(`-${a[i]}`);
@@ -54,64 +44,11 @@ export function appliedDiff(path: string, oldText: string, newText: string): { p
 /** Past this edit distance the review degrades to one whole-file change (A.9). */
 export const SEGMENT_EDIT_DISTANCE_MAX = 2000;
 
-type Op = '=' | '-' | '+';
-
-/** Line-level Myers O(ND) diff; null when the distance exceeds `maxD`. */
-function myers(a: readonly string[], b: readonly string[], maxD: number): Op[] | null {
-  const n = a.length;
-  const m = b.length;
-  const offset = maxD + 1;
-  const v = new Int32Array(2 * maxD + 3);
-  const trace: Int32Array[] = [];
-  for (let d = 0; d <= maxD; d++) {
-    trace.push(v.slice());
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1] < v[offset + k + 1]) ? v[offset + k + 1] : v[offset + k - 1] + 1;
-      let y = x - k;
-      while (x < n && y < m && a[x] === b[y]) {
-        x++;
-        y++;
-      }
-      v[offset + k] = x;
-      if (x >= n && y >= m) return backtrack(trace, a.length, b.length, d, offset);
-    }
-  }
-  return null;
-}
-
-function backtrack(trace: Int32Array[], n: number, m: number, dEnd: number, offset: number): Op[] {
-  const ops: Op[] = [];
-  let x = n;
-  let y = m;
-  for (let d = dEnd; d > 0; d--) {
-    const v = trace[d];
-    const k = x - y;
-    const down = k === -d || (k !== d && v[offset + k - 1] < v[offset + k + 1]);
-    const prevK = down ? k + 1 : k - 1;
-    const prevX = v[offset + prevK];
-    const prevY = prevX - prevK;
-    while (x > prevX && y > prevY) {
-      ops.push('=');
-      x--;
-      y--;
-    }
-    ops.push(down ? '+' : '-');
-    x = prevX;
-    y = prevY;
-  }
-  while (x > 0 && y > 0) {
-    ops.push('=');
-    x--;
-    y--;
-  }
-  return ops.reverse();
-}
-
 /** Review hunks of old → new: split on \n (a trailing newline gives a final empty line). */
 export function diffSegments(oldText: string, newText: string): Segment[] {
   const a = oldText.split('\n');
   const b = newText.split('\n');
-  const ops = myers(a, b, Math.min(a.length + b.length, SEGMENT_EDIT_DISTANCE_MAX));
+  const ops = editScript(a, b, SEGMENT_EDIT_DISTANCE_MAX);
   if (ops === null) return [{ same: false, old: a, new: b }];
   const out: Segment[] = [];
   let i = 0;

@@ -3,11 +3,22 @@ import type { Segment } from './diff.ts';
 // The interface front ends answer (serve, TUI, headless). The engine only awaits promises:
 // a dropped reply (null) always means deny, so exiting or ignoring a question fails safe.
 
+/** What a permission answer does, for front ends whose wire has fixed answer kinds (ACP's permission options). */
+export type ChoiceMeaning = 'allow_once' | 'allow_always' | 'allow_session' | 'deny';
+
 export interface AskRequest {
   question: string;
   detail: string[];
   /** Empty means free text. */
   choices: string[];
+  /** A permission ask: what each choice means, one per choice. */
+  meanings?: ChoiceMeaning[];
+  /**
+   * The permission rule an "always allow" choice adds (`Bash(git push *)`, `Edit(src/**)`); a
+   * front end may offer to reject it always (`Approval.rejectAlways`). Absent when only a
+   * one-off answer fits (an `ask` rule, a command that cannot be checked).
+   */
+  rule?: string;
 }
 
 export interface ReviewRequest {

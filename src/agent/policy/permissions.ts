@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import picomatch from 'picomatch';
+import { compileGlob } from '../../core/glob.ts';
 import { programNames, type ProgramUse, type ShellAnalysis } from './shell.ts';
 
 // Permission rules (reference A.8 layers 1–2, C.4): the built-in bash deny list and user rules
@@ -18,27 +18,30 @@ export const BUILTIN_BASH_DENY: readonly string[] = [
   'mkfs*', 'dd if=*of=/dev/*', ':(){*', 'chmod -R 777 /*', 'chown -R * /',
 ];
 
-/** A flat glob (`*` matches anything, `/` included); a pattern ending in ` *` also matches its bare prefix. */
-export function flatGlobMatch(pattern: string, text: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map(escapeRe).join('.*')}$`, 's');
-  if (re.test(text)) return true;
-  return pattern.endsWith(' *') && text === pattern.slice(0, -2);
-}
+const matchers = { flat: new Map<string, (text: string) => boolean>(), path: new Map<string, (text: string) => boolean>() };
 
-function escapeRe(s: string): string {
-  return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-}
-
-const pathMatchers = new Map<string, (path: string) => boolean>();
-
-/** A path glob: `*` stays within one directory, `**` crosses; dot files match. The one place path rules are globbed. */
-export function pathGlobMatch(pattern: string, path: string): boolean {
-  let test = pathMatchers.get(pattern);
+/** A matcher from core/glob.ts, compiled once per pattern; a pattern picomatch refuses matches nothing. */
+function matcher(dialect: 'flat' | 'path', pattern: string): (text: string) => boolean {
+  let test = matchers[dialect].get(pattern);
   if (!test) {
-    test = picomatch(pattern, { dot: true });
-    pathMatchers.set(pattern, test);
+    try {
+      test = compileGlob(pattern, dialect);
+    } catch {
+      test = () => false;
+    }
+    matchers[dialect].set(pattern, test);
   }
-  return test(path);
+  return test;
+}
+
+/** A command or URL rule (core/glob.ts `flat`: only `*` is special); a pattern ending in ` *` also matches its bare prefix. */
+export function flatGlobMatch(pattern: string, text: string): boolean {
+  return matcher('flat', pattern)(text) || (pattern.endsWith(' *') && text === pattern.slice(0, -2));
+}
+
+/** A path rule (core/glob.ts `path`: `*` stays within one directory, `**` crosses; dot files match). */
+export function pathGlobMatch(pattern: string, path: string): boolean {
+  return matcher('path', pattern)(path);
 }
 
 /** `<name> <args>` for each name, with and without the assignments written before it. */
@@ -143,6 +146,29 @@ export class PermissionRules {
   addAllow(raw: string): void {
     const r = parseRule(raw);
     if (r && !this.allow.some((a) => a.raw === r.raw)) this.allow.push(r);
+  }
+
+  /** A "reject always" answer: the rule denies from now on (deny wins over every allow). */
+  addDeny(raw: string): void {
+    const r = parseRule(raw);
+    if (r && !this.deny.some((d) => d.raw === r.raw)) this.deny.push(r);
+  }
+
+  /**
+   * A tool addressed by name alone (an MCP server's `<server>_<tool>`): `Mcp(<glob>)` rules match
+   * the name (`Mcp(github_*)`, `Mcp(*)`), and a bare rule naming the tool matches it too; names
+   * compare case-insensitively. deny > ask > allow.
+   */
+  toolVerdict(name: string): Verdict {
+    const lower = name.toLowerCase();
+    const hit = (rules: readonly Rule[]) =>
+      rules.find((r) => (r.tool === 'mcp' ? r.pattern === null || flatGlobMatch(r.pattern.toLowerCase(), lower) : r.tool === lower && r.pattern === null))?.raw;
+    const d = hit(this.deny);
+    if (d) return { kind: 'deny', rule: d };
+    const a = hit(this.ask);
+    if (a) return { kind: 'ask', rule: a };
+    const ok = hit(this.allow);
+    return ok ? { kind: 'allow', rule: ok } : { kind: 'none' };
   }
 
   /** A path tool's action: deny > ask > allow, each against the path and the file it resolves to. */

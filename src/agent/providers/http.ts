@@ -1,3 +1,6 @@
+import { LineSplitter, type StreamLine } from '../../core/lines.ts';
+import { MODEL_STREAM_LINE_BYTES_MAX } from '../../core/limits.ts';
+
 // HTTP plumbing shared by the providers (reference E.1 transport): timeouts, one retry policy
 // for the initial send, a line splitter with tail flush, and errors a person can act on.
 
@@ -155,31 +158,27 @@ export function release(res: Response): void {
 
 /**
  * Splits a streamed body into lines, tolerating lines split across reads and a final line
- * with no newline. Enforces the read-idle timeout and honours cancel.
+ * with no newline, each bounded. Enforces the read-idle timeout and honours cancel.
  */
 export async function* lines(res: Response, opts: HttpOptions, signal?: AbortSignal): AsyncGenerator<string> {
   const link = links.get(res);
   const body = res.body;
   if (!body) return;
   const reader = body.getReader();
-  const decoder = new TextDecoder('utf-8');
-  let buf = '';
+  const splitter = new LineSplitter(MODEL_STREAM_LINE_BYTES_MAX);
+  const each = (line: StreamLine): string => {
+    if ('line' in line) return line.line;
+    throw new ProviderError('stream', `the model server sent a line of ${line.overlong} bytes, over the ${MODEL_STREAM_LINE_BYTES_MAX}-byte bound`);
+  };
   let finished = false;
   try {
     for (;;) {
       if (signal?.aborted) throw cancelled();
       const { done, value } = await readWithIdle(reader, opts.readIdleTimeoutMs, signal, link?.ctl);
       if (done) break;
-      buf += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).replace(/\r$/, '');
-        buf = buf.slice(nl + 1);
-        yield line;
-      }
+      for (const line of splitter.push(value)) yield each(line);
     }
-    buf += decoder.decode();
-    if (buf.length > 0) yield buf.replace(/\r$/, '');
+    for (const line of splitter.end()) yield each(line);
     finished = true;
   } finally {
     reader.releaseLock();

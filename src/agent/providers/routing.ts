@@ -3,6 +3,7 @@ import { ProviderError, defaultHttpOptions, type HttpOptions } from './http.ts';
 import { OllamaProvider } from './ollama.ts';
 import { OpenAIProvider } from './openai.ts';
 import type { Provider } from '../base/types.ts';
+import { PREFLIGHT_TIMEOUT_MS } from '../../core/limits.ts';
 
 // Model addressing (reference C.3) and the startup preflight (A.15 / B.7 num_ctx rules).
 
@@ -53,12 +54,29 @@ export interface Preflight {
 }
 
 /**
+ * The model's details within PREFLIGHT_TIMEOUT_MS in all: a server that accepts the connection
+ * and never answers must not hold a front end's startup for the connect timeout times every
+ * retry. `signal` (stdin closing, say) cancels it sooner.
+ */
+async function showWithin(route: Route, signal: AbortSignal | undefined) {
+  const deadline = AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS);
+  try {
+    return await route.provider.show(route.model, signal ? AbortSignal.any([signal, deadline]) : deadline);
+  } catch (e) {
+    if (deadline.aborted && !signal?.aborted) {
+      throw new ProviderError('timeout', `the model server at ${route.provider.baseUrl} did not answer within ${PREFLIGHT_TIMEOUT_MS / 1000} s — check that it is running and not overloaded, or point rift at another with --host / RIFT_HOST`);
+    }
+    throw e;
+  }
+}
+
+/**
  * Checks the model exists and can call tools, then settles num_ctx: clamp to the model's
  * maximum; a routed model adopts a larger window (up to 128k) unless num_ctx was set explicitly.
  * On Ollama num_ctx sizes the KV cache, so it is never inflated there.
  */
 export async function preflight(route: Route, numCtx: number, numCtxExplicit: boolean, signal?: AbortSignal): Promise<Preflight> {
-  const info = await route.provider.show(route.model, signal);
+  const info = await showWithin(route, signal);
   if (!info.capabilities.includes('tools')) {
     throw new ProviderError('no_tools', `model '${route.address}' does not support tool calling (no 'tools' capability) — choose a tools-capable model (\`ollama list\`, or see ollama.com/search?c=tools)`);
   }

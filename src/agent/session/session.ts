@@ -1,11 +1,12 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseSymbolId } from '../../core/ids.ts';
 import { userDirs } from '../base/config.ts';
 import type { Message } from '../base/types.ts';
 
 // Session files (reference A.13): `<data>/sessions/<unix_secs>[-n].json`, reserved at start with
-// an exclusive create, saved atomically after every turn, loaded leniently.
+// an exclusive create (released at exit when no turn saved into it), saved atomically after
+// every turn, loaded leniently.
 
 export const SESSION_BYTES_MAX = 10 * 1024 * 1024;
 export const SESSIONS_LISTED_MAX = 200;
@@ -127,6 +128,18 @@ export const Session = {
       }
     }
     throw new Error(`could not reserve a session file in ${dir}`);
+  },
+
+  /**
+   * Removes a reservation no turn ever saved into (still zero bytes), so a process that ran no
+   * turn leaves no session behind. A saved session is never touched.
+   */
+  release(path: string): void {
+    try {
+      if (statSync(path).size === 0) unlinkSync(path);
+    } catch {
+      // already gone, or unreadable: nothing to release
+    }
   },
 
   /**

@@ -1,14 +1,22 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { FILE_BYTES_MAX } from '../../core/limits.ts';
+import type { WorkspaceFiles } from '../../services/workspace-files.ts';
 
 // The undo journal (reference A.18): the true prior bytes of every file write/edit touched,
-// first touch per (turn, path), for the last 20 turns. Bash changes are not tracked.
+// first touch per (turn, path), for the last 20 turns. Bash changes are not tracked. Undo
+// publishes the prior bytes atomically, like the writes it reverts.
 
 export const UNDO_TURNS_MAX = 20;
 
+/** A file as the tools address it: its workspace, project path ('' for the root, links resolved), and the same file under cwd as rules and the user see it. */
+export interface ProjectFile {
+  files: WorkspaceFiles;
+  path: string;
+  abs: string;
+}
+
 interface TurnEntry {
-  /** Absolute path → prior bytes, or null when the file did not exist. */
-  prior: Map<string, Uint8Array | null>;
+  /** Shown path → the file and its prior bytes, or null when it did not exist. */
+  prior: Map<string, { file: ProjectFile; bytes: Uint8Array | null }>;
 }
 
 export interface UndoResult {
@@ -25,12 +33,11 @@ export class UndoJournal {
     while (this.turns.length > UNDO_TURNS_MAX) this.turns.shift();
   }
 
-  /** Call before the first write of a path in this turn; later calls keep the first state. */
-  record(absPath: string): void {
+  /** Call before the first write of a file in this turn with the bytes it holds; later calls keep the first state. */
+  record(file: ProjectFile, bytes: Uint8Array | null): void {
     if (!this.current) this.beginTurn();
     const t = this.current!;
-    if (t.prior.has(absPath)) return;
-    t.prior.set(absPath, existsSync(absPath) ? new Uint8Array(readFileSync(absPath)) : null);
+    if (!t.prior.has(file.abs)) t.prior.set(file.abs, { file, bytes });
   }
 
   get canUndo(): boolean {
@@ -39,7 +46,10 @@ export class UndoJournal {
 
   /** What the next undo would restore: the prior state of each file of the most recent turn that changed files. */
   peek(): ReadonlyMap<string, Uint8Array | null> | null {
-    for (let i = this.turns.length - 1; i >= 0; i--) if (this.turns[i].prior.size > 0) return this.turns[i].prior;
+    for (let i = this.turns.length - 1; i >= 0; i--) {
+      const prior = this.turns[i].prior;
+      if (prior.size > 0) return new Map([...prior].map(([abs, p]) => [abs, p.bytes]));
+    }
     return null;
   }
 
@@ -53,13 +63,9 @@ export class UndoJournal {
       if (t === this.current) this.current = null;
       if (t.prior.size === 0) continue;
       const restored: string[] = [];
-      for (const [path, bytes] of [...t.prior.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-        if (bytes === null) rmSync(path, { force: true });
-        else {
-          mkdirSync(dirname(path), { recursive: true });
-          writeFileSync(path, bytes);
-        }
-        restored.push(path);
+      for (const [abs, { file, bytes }] of [...t.prior.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+        file.files.restore(file.path, bytes, FILE_BYTES_MAX);
+        restored.push(abs);
       }
       return { restored };
     }

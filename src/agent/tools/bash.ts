@@ -71,7 +71,7 @@ export const bashTool: Tool<ToolContext> = {
 };
 
 async function runForeground(argv: string[], ctx: ToolContext, timeoutMs: number, dev: boolean): Promise<string> {
-  const r = await runCommand(argv, { cwd: ctx.cwd, signal: ctx.signal, timeoutMs });
+  const r = await (ctx.runner ?? runCommand)(argv, { cwd: ctx.cwd, signal: ctx.signal, timeoutMs });
   if (r.startError !== undefined) throw new ToolError(`could not start the shell: ${r.startError}`);
   const stdout = stripAnsi(r.stdout);
   const stderr = stripAnsi(r.stderr);

@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { parsePatch } from '../../change/patch-parse.ts';
 import { isRiftError } from '../../core/errors.ts';
 import { parseSymbolId } from '../../core/ids.ts';
@@ -8,9 +7,11 @@ import type { ChangeApi } from '../../services/api.ts';
 import type { ChangeProposal } from '../policy/approval.ts';
 import { appliedDiff } from '../policy/diff.ts';
 import { ToolError, stringArg, type Tool } from '../base/tool.ts';
-import { resolvePath, type ToolContext } from './context.ts';
+import { projectFile, type ToolContext } from './context.ts';
 import { renderDiagnostics } from './diagnostics.ts';
-import { looksBinary } from './files.ts';
+import type { ProjectFile } from '../session/undo.ts';
+import { FILE_BYTES_MAX } from '../../core/limits.ts';
+import { decodeText, looksBinary } from '../../workspace/encoding.ts';
 
 // replace_symbol, patch and rename_symbol through rift's ChangeService, in process: the same
 // witnessed resolution, refusals and publication as over MCP. Each is a gated mutation like
@@ -66,6 +67,11 @@ const HINTS: Record<OperationPrecondition['kind'], Record<ChangeTool, string>> =
     patch: 'the language engine proposed no edits',
     rename_symbol: 'the language engine will not make this rename: pick another name or symbol, or edit by hand',
   },
+  writable: {
+    replace_symbol: "the file's mode forbids writing it (read-only): ask the user before changing its permissions",
+    patch: "a file the diff names is read-only: ask the user before changing its permissions",
+    rename_symbol: "a file the engine edits is read-only: ask the user before changing its permissions",
+  },
 };
 
 /** The ChangeResult as the model reads it; a refusal throws, so the loop counts it as a failed call. */
@@ -92,13 +98,13 @@ export function renderChangeResult(tool: ChangeTool, r: ChangeResult, root: stri
 async function applyChange(
   ctx: ToolContext,
   tool: ChangeTool,
-  files: ChangeProposal['files'],
+  files: ReadonlyArray<{ file: ProjectFile; kind: ChangeProposal['files'][number]['kind'] }>,
   detail: string[],
   apply: () => Promise<ChangeResult>,
 ): Promise<ChangeResult> {
-  await ctx.approval.authorizeChange(ctx.gate, { tool, files, detail }, ctx.signal);
+  await ctx.approval.authorizeChange(ctx.gate, { tool, files: files.map((f) => ({ absPath: f.file.abs, kind: f.kind })), detail }, ctx.signal);
   if (ctx.signal.aborted) throw new ToolError('cancelled by user');
-  for (const f of files) ctx.journal.record(f.absPath);
+  for (const { file } of files) ctx.journal.record(file, bytesOf(file));
   let result: ChangeResult;
   try {
     result = await apply();
@@ -128,10 +134,15 @@ function symbolArg(args: Record<string, unknown>, tool: ChangeTool): { symbol: s
   return { symbol, parsed };
 }
 
-function textOf(abs: string): string | null {
-  if (!existsSync(abs)) return null;
-  const bytes = readFileSync(abs);
-  return looksBinary(bytes) ? null : bytes.toString('utf8');
+/** A file's bytes now; null when absent or unreadable (the service then refuses on its own terms). */
+function bytesOf(f: ProjectFile): Uint8Array | null {
+  const r = f.files.read(f.path, FILE_BYTES_MAX);
+  return r.ok ? r.bytes : null;
+}
+
+function textOf(f: ProjectFile): string | null {
+  const bytes = bytesOf(f);
+  return bytes === null || looksBinary(bytes) ? null : decodeText(bytes).text;
 }
 
 export const replaceSymbolTool: Tool<ToolContext> = {
@@ -147,12 +158,12 @@ export const replaceSymbolTool: Tool<ToolContext> = {
     const change = service(ctx, 'replace_symbol');
     const { symbol, parsed } = symbolArg(args, 'replace_symbol');
     const body = stringArg(args, 'body', 'replace_symbol');
-    const abs = resolvePath(ctx, parsed.path);
+    const file = projectFile(ctx, parsed.path);
     const detail = [symbol, ...body.split('\n').slice(0, DETAIL_LINES_MAX).map((l) => `+${l}`)];
-    const before = textOf(abs);
-    const result = await applyChange(ctx, 'replace_symbol', [{ absPath: abs, kind: 'edit' }], detail, () => change.replaceSymbol({ symbol, body }));
-    const after = result.status === 'applied' ? textOf(abs) : null;
-    if (before !== null && after !== null) ctx.lastDiff = appliedDiff(abs, before, after);
+    const before = textOf(file);
+    const result = await applyChange(ctx, 'replace_symbol', [{ file, kind: 'edit' }], detail, () => change.replaceSymbol({ symbol, body }));
+    const after = result.status === 'applied' ? textOf(file) : null;
+    if (before !== null && after !== null) ctx.lastDiff = appliedDiff(file.abs, before, after);
     return withHooks(ctx, 'replace_symbol', result);
   },
 };
@@ -172,12 +183,12 @@ export const patchTool: Tool<ToolContext> = {
       throw failure('patch', e);
     }
     // Every path either side of the diff, created files included (undo deletes those).
-    const files = new Map<string, ChangeProposal['files'][number]>();
+    const files = new Map<string, { file: ProjectFile; kind: 'write' | 'edit' }>();
     for (const f of parsed) {
       for (const path of [f.oldPath, f.newPath]) {
         if (path === null || projectPathViolation(path) !== null) continue;
-        const abs = resolvePath(ctx, path);
-        if (!files.has(abs)) files.set(abs, { absPath: abs, kind: f.oldPath === null ? 'write' : 'edit' });
+        const file = projectFile(ctx, path);
+        if (!files.has(file.abs)) files.set(file.abs, { file, kind: f.oldPath === null ? 'write' : 'edit' });
       }
     }
     const detail = patch.split('\n').slice(0, DETAIL_LINES_MAX);
@@ -207,10 +218,10 @@ export const renameSymbolTool: Tool<ToolContext> = {
       // The engine decides which files change; the gate and the undo journal see them before any is written.
       result = await change.renameSymbol({ symbol, new_name: newName }, {}, async (writes) => {
         const paths = writes.map((w) => w.path);
-        const files = paths.map((p) => ({ absPath: resolvePath({ cwd: root }, p), kind: 'edit' as const }));
-        await ctx.approval.authorizeChange(ctx.gate, { tool: 'rename_symbol', files, detail: [...detail, ...paths] }, ctx.signal);
+        const files = paths.map((p) => projectFile({ cwd: root }, p));
+        await ctx.approval.authorizeChange(ctx.gate, { tool: 'rename_symbol', files: files.map((f) => ({ absPath: f.abs, kind: 'edit' as const })), detail: [...detail, ...paths] }, ctx.signal);
         if (ctx.signal.aborted) throw new ToolError('cancelled by user');
-        for (const f of files) ctx.journal.record(f.absPath);
+        for (const f of files) ctx.journal.record(f, bytesOf(f));
       });
     } catch (e) {
       throw failure('rename_symbol', e);

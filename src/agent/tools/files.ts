@@ -1,32 +1,31 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, extname, relative } from 'node:path';
+import { extname } from 'node:path';
 import { PARTIAL_NOTE } from '../policy/approval.ts';
 import { appliedDiff } from '../policy/diff.ts';
 import { ToolError, optBool, optInt, stringArg, type Tool } from '../base/tool.ts';
-import { resolvePath, type ToolContext } from './context.ts';
+import type { ProjectFile } from '../session/undo.ts';
+import { projectFile, type ToolContext } from './context.ts';
 import { engineReport } from './diagnostics.ts';
-import { lineNumberFromStarts, lineStarts } from '../../core/lines.ts';
+import { lineNumberFromStarts, lineStarts, splitLines } from '../../core/lines.ts';
+import { FILE_BYTES_MAX } from '../../core/limits.ts';
+import { WriteRefused } from '../../services/workspace-files.ts';
 import { extractDeclarations } from '../../syntax/declarations.ts';
 import { isSyntaxReady } from '../../syntax/runtime.ts';
 import type { LanguageId } from '../../syntax/types.ts';
+import { decodeText, encodeText, looksBinary, type DecodedText, type TextEncoding } from '../../workspace/encoding.ts';
 
-// read, write and edit (reference B.2). Errors are written so the model can fix the call in
-// one step: closest names, closest lines, whitespace diagnosis.
+// read, write and edit (reference B.2) on project files: bounded reads that never follow a link
+// out, each file decoded in its own encoding and written back in it, so bytes the edit did not
+// touch stay as they were, and atomic publication. Errors are written so the model can fix the
+// call in one step: closest names, closest lines, whitespace diagnosis.
 
 export const READ_LINES_MAX = 2000;
 export const READ_LINE_CHARS_MAX = 2000;
 export const READ_BYTES_MAX = 50_000;
 export const OUTLINE_LINES_MIN = 500;
-const BINARY_SNIFF_BYTES = 8192;
 
 const OUTLINE_LANGUAGES: Record<string, LanguageId> = {
   '.rs': 'rust', '.py': 'python', '.js': 'javascript', '.jsx': 'javascript', '.ts': 'typescript', '.tsx': 'tsx', '.go': 'go',
 };
-
-/** B.2: a NUL byte in the first 8 KB marks a binary file (read refuses it, grep skips it, no edit_diff). */
-export function looksBinary(bytes: Uint8Array): boolean {
-  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
-}
 
 /** Similarity of two strings by shared character bigrams (Dice coefficient). */
 export function bigramSimilarity(a: string, b: string): number {
@@ -49,21 +48,22 @@ export function bigramSimilarity(a: string, b: string): number {
   return (2 * shared) / (a.length - 1 + (b.length - 1));
 }
 
-function missingFile(ctx: ToolContext, path: string, abs: string): ToolError {
-  const dir = dirname(abs);
+function missingFile(f: ProjectFile, path: string): ToolError {
+  const slash = f.path.lastIndexOf('/');
+  const dir = slash < 0 ? '' : f.path.slice(0, slash);
   let names: string[] = [];
   try {
-    names = readdirSync(dir);
+    names = f.files.list(dir).map((e) => e.name);
   } catch {
     // the directory itself is missing: no suggestions
   }
-  const want = basename(abs).toLowerCase();
+  const want = f.path.slice(slash + 1).toLowerCase();
   const similar = names
     .map((n) => ({ n, s: bigramSimilarity(n.toLowerCase(), want) }))
     .filter((x) => x.s > 0.4)
     .sort((a, b) => b.s - a.s)
     .slice(0, 5)
-    .map((x) => relative(ctx.cwd, resolvePath(ctx, `${dir}/${x.n}`)) || x.n);
+    .map((x) => (dir === '' ? x.n : `${dir}/${x.n}`));
   return new ToolError(similar.length > 0 ? `${path} does not exist. Did you mean: ${similar.join(', ')}?` : `${path} does not exist. Use ls or glob to find the right path.`);
 }
 
@@ -72,7 +72,24 @@ function checkReadDeny(ctx: ToolContext, tool: string, abs: string): void {
   if (rule) throw new ToolError(`reading ${abs} is blocked by permission rule '${rule}'`);
 }
 
-function outline(language: LanguageId, bytes: Uint8Array, text: string): string | null {
+/** A deny rule covering a write or edit, in the words the approval gate uses for it. */
+function checkEditDeny(ctx: ToolContext, kind: 'write' | 'edit', abs: string): void {
+  const v = ctx.approval.rules.verdict(kind, abs);
+  if (v.kind === 'deny') throw new ToolError(`this ${kind} was blocked by permission rule '${v.rule}'`);
+}
+
+/** A file's bytes as it is now: null when it does not exist; a ToolError when it cannot be used. */
+function currentBytes(f: ProjectFile, path: string): Uint8Array | null {
+  const kind = f.files.kind(f.path);
+  if (kind === 'dir') throw new ToolError(`${path} is a directory; give a file path (ls lists a directory)`);
+  const r = f.files.read(f.path, FILE_BYTES_MAX);
+  if (r.ok) return r.bytes;
+  if (r.reason === 'missing') return null;
+  if (r.reason === 'too_large') throw new ToolError(`${path} is larger than ${FILE_BYTES_MAX} bytes, more than the file tools load; use grep, or bash (head, sed -n) for a part`);
+  throw new ToolError(`${path} cannot be read (${r.reason.replace('_', ' ')})`);
+}
+
+function outline(language: LanguageId, bytes: Uint8Array, lines: readonly string[]): string | null {
   if (!isSyntaxReady()) return null;
   let decls;
   try {
@@ -82,7 +99,6 @@ function outline(language: LanguageId, bytes: Uint8Array, text: string): string 
   }
   if (decls.length === 0) return null;
   const starts = lineStarts(bytes);
-  const lines = text.split('\n');
   return decls
     .map((d) => {
       const ln = lineNumberFromStarts(starts, d.itemSpan.start) - 1;
@@ -108,21 +124,24 @@ export const readTool: Tool<ToolContext> = {
     const path = stringArg(args, 'path', 'read');
     const offset = optInt(args, 'offset', 'read');
     const limitArg = optInt(args, 'limit', 'read');
-    const abs = resolvePath(ctx, path);
-    checkReadDeny(ctx, 'read', abs);
-    if (!existsSync(abs)) throw missingFile(ctx, path, abs);
-    if (statSync(abs).isDirectory()) throw new ToolError(`${path} is a directory; use ls to list it`);
-    const bytes = new Uint8Array(readFileSync(abs));
+    const f = projectFile(ctx, path, (abs) => checkReadDeny(ctx, 'read', abs));
+    checkReadDeny(ctx, 'read', f.abs);
+    if (f.files.kind(f.path) === 'dir') throw new ToolError(`${path} is a directory; use ls to list it`);
+    const bytes = currentBytes(f, path);
+    if (bytes === null) throw missingFile(f, path);
     if (looksBinary(bytes)) throw new ToolError(`${path} appears to be a binary file`);
-    const text = Buffer.from(bytes).toString('utf8');
+    const decoded = decodeText(bytes);
+    const { encoding } = decoded;
+    // An editor's buffer (ACP) wins over the disk for a file it holds open.
+    const text = (await ctx.editorFiles?.read?.(f.abs, ctx.signal)) ?? decoded.text;
     if (text.length === 0) return '(empty file)\n';
-    const lines = text.split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
+    const lines = splitLines(text);
     const total = lines.length;
 
-    const language = OUTLINE_LANGUAGES[extname(abs)];
+    // Declarations are found in UTF-8 bytes; another encoding gets the plain listing.
+    const language = encoding.startsWith('utf-8') ? OUTLINE_LANGUAGES[extname(f.path)] : undefined;
     if (offset === undefined && limitArg === undefined && language && total > OUTLINE_LINES_MIN) {
-      const o = outline(language, bytes, text);
+      const o = outline(language, bytes, lines);
       if (o) return `${path} has ${total} lines — showing its outline (line numbers on the left). Re-read with offset/limit for the exact ranges you need.\n${o}\n`;
     }
 
@@ -132,7 +151,7 @@ export const readTool: Tool<ToolContext> = {
     let out = '';
     let last = start - 1;
     for (let i = start - 1; i < Math.min(total, start - 1 + limit); i++) {
-      let line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
+      let line = lines[i];
       if (line.length > READ_LINE_CHARS_MAX) line = line.slice(0, READ_LINE_CHARS_MAX);
       const piece = `${String(i + 1).padStart(5)}\t${line}\n`;
       if (Buffer.byteLength(out) + Buffer.byteLength(piece) > READ_BYTES_MAX) {
@@ -147,32 +166,54 @@ export const readTool: Tool<ToolContext> = {
   },
 };
 
-/** Atomic write: a sibling temp file renamed into place, so a crash never leaves half a file. */
-function writeAtomic(abs: string, content: string): void {
-  mkdirSync(dirname(abs), { recursive: true });
-  const tmp = `${abs}.rift-tmp-${process.pid}`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, abs);
-}
-
+/** A file before a write: its bytes (null when absent) and, unless binary, its text and encoding. */
 interface Prior {
-  exists: boolean;
-  text: string;
-  binary: boolean;
+  bytes: Uint8Array | null;
+  decoded: DecodedText | null;
 }
 
-function priorOf(abs: string): Prior {
-  if (!existsSync(abs)) return { exists: false, text: '', binary: false };
-  const bytes = new Uint8Array(readFileSync(abs));
-  return { exists: true, text: Buffer.from(bytes).toString('utf8'), binary: looksBinary(bytes) };
+/** The file before a change; an editor's buffer (ACP) wins over the disk for a text file it holds. */
+async function priorOf(ctx: ToolContext, f: ProjectFile, path: string): Promise<Prior> {
+  const bytes = currentBytes(f, path);
+  if (bytes === null || looksBinary(bytes)) return { bytes, decoded: null };
+  const decoded = decodeText(bytes);
+  const buffer = await ctx.editorFiles?.read?.(f.abs, ctx.signal);
+  return { bytes, decoded: buffer == null ? decoded : { text: buffer, encoding: decoded.encoding } };
 }
 
-async function applyChange(ctx: ToolContext, kind: 'write' | 'edit', abs: string, prior: Prior, proposed: string): Promise<{ note: string; content: string }> {
-  const auth = await ctx.approval.authorizeEdit(ctx.gate, { kind, absPath: abs, old: prior.binary ? null : prior.text, proposed }, ctx.signal);
+/** The bytes of `text` in the file's encoding; a ToolError naming what does not fit. */
+function encodeFor(text: string, encoding: TextEncoding, path: string): Buffer {
+  const bytes = encodeText(text, encoding);
+  if (bytes === null) {
+    throw new ToolError(`the new text of ${path} has characters its encoding (${encoding}) cannot hold; keep to characters the file can store, or convert the file first (bash: iconv)`);
+  }
+  return bytes;
+}
+
+/**
+ * Gate, journal, publish. The text is encoded in the file's own encoding (UTF-8 for a new or
+ * binary file), and published only if the file still holds the bytes read before the gate.
+ */
+async function applyChange(ctx: ToolContext, kind: 'write' | 'edit', f: ProjectFile, prior: Prior, proposed: string): Promise<{ note: string; content: string }> {
+  const encoding = prior.decoded?.encoding ?? 'utf-8';
+  encodeFor(proposed, encoding, f.path);
+  const old = prior.bytes === null ? '' : (prior.decoded?.text ?? null);
+  const auth = await ctx.approval.authorizeEdit(ctx.gate, { kind, absPath: f.abs, old, proposed }, ctx.signal);
   if (ctx.signal.aborted) throw new ToolError('cancelled by user');
-  ctx.journal.record(abs);
-  writeAtomic(abs, auth.content);
-  if (!prior.binary) ctx.lastDiff = appliedDiff(abs, prior.text, auth.content);
+  const bytes = encodeFor(auth.content, encoding, f.path);
+  ctx.journal.record(f, prior.bytes);
+  if (ctx.editorFiles?.write) {
+    // The editor writes its buffer (and the file) itself: it saves in the file's encoding.
+    await ctx.editorFiles.write(f.abs, auth.content, ctx.signal);
+  } else {
+    try {
+      f.files.write(f.path, prior.bytes, bytes);
+    } catch (e) {
+      if (e instanceof WriteRefused) throw new ToolError(e.message);
+      throw e;
+    }
+  }
+  if (old !== null) ctx.lastDiff = appliedDiff(f.abs, old, auth.content);
   return { note: auth.partial ? PARTIAL_NOTE : '', content: auth.content };
 }
 
@@ -184,12 +225,11 @@ export const writeTool: Tool<ToolContext> = {
   async run(args, ctx) {
     const path = stringArg(args, 'path', 'write');
     const content = stringArg(args, 'content', 'write');
-    const abs = resolvePath(ctx, path);
-    if (existsSync(abs) && statSync(abs).isDirectory()) throw new ToolError(`${path} is a directory; give a file path`);
-    const prior = priorOf(abs);
-    const { note } = await applyChange(ctx, 'write', abs, prior, content);
+    const f = projectFile(ctx, path, (abs) => checkEditDeny(ctx, 'write', abs));
+    const prior = await priorOf(ctx, f, path);
+    const { note } = await applyChange(ctx, 'write', f, prior, content);
     const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
-    return `Wrote ${Buffer.byteLength(content)} bytes to ${abs}${note}${await engineReport(ctx, abs)}${hooks}`;
+    return `Wrote ${Buffer.byteLength(content)} bytes to ${f.abs}${note}${await engineReport(ctx, f.abs)}${hooks}`;
   },
 };
 
@@ -244,11 +284,11 @@ export const editTool: Tool<ToolContext> = {
     const replaceAll = optBool(args, 'replace_all', 'edit') ?? false;
     if (oldString === '') throw new ToolError('old_string must not be empty');
     if (oldString === newString) throw new ToolError('old_string and new_string are identical');
-    const abs = resolvePath(ctx, path);
-    if (!existsSync(abs)) throw missingFile(ctx, path, abs);
-    const prior = priorOf(abs);
-    if (prior.binary) throw new ToolError(`${path} appears to be a binary file; edit works on text files only`);
-    const text = prior.text;
+    const f = projectFile(ctx, path, (abs) => checkEditDeny(ctx, 'edit', abs));
+    const prior = await priorOf(ctx, f, path);
+    if (prior.bytes === null) throw missingFile(f, path);
+    if (prior.decoded === null) throw new ToolError(`${path} appears to be a binary file; edit works on text files only`);
+    const text = prior.decoded.text;
     // CRLF reconciliation: match and write in the file's own line endings.
     const fileCrlf = text.includes('\r\n');
     if (fileCrlf && !oldString.includes('\r\n')) {
@@ -264,9 +304,9 @@ export const editTool: Tool<ToolContext> = {
       throw new ToolError(`old_string occurs ${count} times in ${path}; include more surrounding context to make it unique, or set replace_all`);
     }
     const proposed = replaceAll ? text.split(oldString).join(newString) : text.replace(oldString, () => newString);
-    const { note } = await applyChange(ctx, 'edit', abs, prior, proposed);
+    const { note } = await applyChange(ctx, 'edit', f, prior, proposed);
     const n = replaceAll ? count : 1;
     const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
-    return `Edited ${abs} (${n} replacement${n === 1 ? '' : 's'})${note}${await engineReport(ctx, abs)}${hooks}`;
+    return `Edited ${f.abs} (${n} replacement${n === 1 ? '' : 's'})${note}${await engineReport(ctx, f.abs)}${hooks}`;
   },
 };

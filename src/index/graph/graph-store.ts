@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { Tables } from '../store.ts';
 import type { FileRelations } from '../../syntax/relations/types.ts';
 import type { Declaration } from '../../syntax/types.ts';
 
@@ -67,12 +67,12 @@ export interface FileFacts {
 export class GraphStore {
   private readonly stmts: ReturnType<GraphStore['prepare']>;
 
-  constructor(readonly db: Database.Database) {
+  constructor(private readonly db: Tables) {
     GraphStore.migrate(db);
     this.stmts = this.prepare();
   }
 
-  private static migrate(db: Database.Database): void {
+  private static migrate(db: Tables): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
     const tables = ['graph_files', 'graph_decls', 'graph_imports', 'graph_members', 'graph_refs', 'graph_nodes', 'graph_edges'];

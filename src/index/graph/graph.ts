@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { Tables } from '../store.ts';
 import type { FileRelations } from '../../syntax/relations/types.ts';
 import type { SymbolInput } from '../parse-job.ts';
 import type { Declaration } from '../../syntax/types.ts';
@@ -39,7 +39,7 @@ export class RelationGraph {
   private readonly dirtyFields = new Set<string>();
   private full = false;
 
-  constructor(db: Database.Database) {
+  constructor(db: Tables) {
     this.store = new GraphStore(db);
     // A process that recorded facts and stopped before resolving them leaves this flag.
     this.full = this.store.wasPending();

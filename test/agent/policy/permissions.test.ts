@@ -148,8 +148,16 @@ describe('agent permissions: approval through the loop', () => {
       question: `Allow write: ${join(h.cwd, 'src/a.txt')} (4 bytes)`,
       detail: ['+one'],
       choices: ['allow', 'always allow write this session', "always allow 'Edit(src/**)'", 'deny'],
+      meanings: ['allow_once', 'allow_session', 'allow_always', 'deny'],
+      rule: 'Edit(src/**)',
     });
-    assert.deepEqual(gate.asked[1], { question: 'Allow bash: touch t1.txt', detail: [], choices: ['allow once', "always allow 'touch *'", 'allow all bash this session', 'deny'] });
+    assert.deepEqual(gate.asked[1], {
+      question: 'Allow bash: touch t1.txt',
+      detail: [],
+      choices: ['allow once', "always allow 'touch *'", 'allow all bash this session', 'deny'],
+      meanings: ['allow_once', 'allow_always', 'allow_session', 'deny'],
+      rule: 'Bash(touch *)',
+    });
     const results = h.agent.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     assert.match(results[1], /^Wrote 4 bytes/);
     assert.equal(results[2], 'ERROR: the user DENIED this bash action. Do not retry it; ask them how to proceed or choose another approach.', '"Allow" is not an exact choice');
@@ -230,14 +238,14 @@ describe('agent permissions: approval through the loop', () => {
 
 describe('agent permissions: persisted rules and config files', () => {
   it('"always allow" answers persist to the user config and apply at once', async () => {
-    const { persistAllowRule } = await import('../../../src/agent/base/user-config.ts');
+    const { persistRule } = await import('../../../src/agent/base/user-config.ts');
     const { loadAgentConfig } = await import('../../../src/agent/base/config.ts');
     const home = tempDir('rift-home-');
     const cwd = tempDir();
     writeFileSync(join(home, 'config.json'), JSON.stringify({ model: 'm', permissions: { allow: ['Bash(ls *)'] } }));
     const rules = new PermissionRules({ allow: [], ask: [], deny: [] }, cwd);
     const gate = scriptedGate(["always allow 'Edit(src/**)'"]);
-    const a = new Approval(true, rules, cwd, (rule) => persistAllowRule(home, rule));
+    const a = new Approval(true, rules, cwd, (rule, list) => persistRule(home, rule, list));
     await a.authorizeEdit(gate, { kind: 'write', absPath: join(cwd, 'src/x.ts'), old: '', proposed: 'x' }, signal);
     await a.authorizeEdit(gate, { kind: 'edit', absPath: join(cwd, 'src/y.ts'), old: 'a', proposed: 'b' }, signal);
     assert.equal(gate.asked.length, 1, 'the new rule covered the second edit');

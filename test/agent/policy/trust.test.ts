@@ -130,13 +130,13 @@ describe('trust requests', () => {
     const { projectTrust } = loadAgentConfig(cwd, {}, { RIFT_HOME: home });
     const hooks = workspaceHooks(cwd);
     assert.deepEqual(hooks.map((h) => h.id), ['lint']);
-    const requests = trustRequests({ projectConfig: projectTrust, hooks, engines: workspaceEngines(cwd), plugins, trust });
+    const requests = trustRequests({ projectConfig: projectTrust, hooks, engines: workspaceEngines(cwd), plugins, mcp: [], trust });
     assert.deepEqual(requests.map((r) => r.subject.kind), ['project-config', 'workspace-hooks', 'plugin']);
     assert.deepEqual(requests[1].detail, ['lint (validation): `npx eslint .`']);
     assert.deepEqual(requests[1].keys, [hooksKey(hooks)]);
     assert.match(requests[2].question, /^Project plugin 'tools' declares 1 tool\(s\)/);
     trust.add(hooksKey(hooks));
-    assert.deepEqual(trustRequests({ projectConfig: null, hooks, engines: [], plugins, trust }).map((r) => r.subject.kind), ['plugin']);
+    assert.deepEqual(trustRequests({ projectConfig: null, hooks, engines: [], plugins, mcp: [], trust }).map((r) => r.subject.kind), ['plugin']);
     // Fail-safe: only an explicit trust answer counts.
     assert.deepEqual(['trust', ' Yes ', 'y', 'skip', '', 'trust it', null].map(trustAnswered), [true, true, true, false, false, false, false]);
   });
@@ -168,13 +168,13 @@ describe('rift.toml language engines: trust', () => {
       ['python', '[languages.python].lsp: `pylsp -v`'],
     ]);
     const trust = new TrustStore(join(home, 'trusted-hooks.json'));
-    const [request] = trustRequests({ projectConfig: null, hooks: [], engines, plugins: [], trust });
+    const [request] = trustRequests({ projectConfig: null, hooks: [], engines, plugins: [], mcp: [], trust });
     assert.equal(request.subject.kind, 'language-engines');
     assert.deepEqual(request.detail, engines.map((e) => e.line));
     assert.deepEqual(request.keys, engines.map((e) => e.key));
     assert.match(request.question, /^Project rift.toml configures 2 language engine\(s\)/);
     trust.add(engines[1].key);
-    assert.deepEqual(trustRequests({ projectConfig: null, hooks: [], engines, plugins: [], trust })[0].detail, [engines[0].line]);
+    assert.deepEqual(trustRequests({ projectConfig: null, hooks: [], engines, plugins: [], mcp: [], trust })[0].detail, [engines[0].line]);
     writeFileSync(join(cwd, 'rift.toml'), toml.replace('"-v"', '"-vv"'));
     const edited = workspaceEngines(cwd);
     assert.notEqual(edited[1].key, engines[1].key, 'an edited definition has a new key');

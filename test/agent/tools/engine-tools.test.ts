@@ -97,7 +97,9 @@ describe('agent code tools: rename_symbol and engine diagnostics', () => {
     assert.equal(fixed, `Edited ${join(cwd, 'src/free.ts')} (1 replacement)`);
 
     // replace_symbol shows the engine's errors for what it wrote.
-    await engine.indexer.settle(); // the undo above rewrote calc.ts outside the change service
+    // The undo above rewrote calc.ts and use.ts outside the change service; the watcher may not
+    // have delivered that yet on a loaded machine, so the index re-reads them now.
+    await engine.indexer.refresh(['src/calc.ts', 'src/use.ts']);
     const replaced = await turn(hh, 'replace_symbol', { symbol: 'rift://symbol/typescript/src/calc.ts/add', body: 'export function add(a: number, b: number): number {\n  return `${a}${b}`;\n}' });
     assert.match(replaced, /^applied chg_[a-z2-7]{26}\n {2}src\/calc\.ts modified \+1 -1\nerror src\/calc\.ts:2: Type 'string' is not assignable to type 'number'\. \(typescript-language-server 2322\)$/);
   });

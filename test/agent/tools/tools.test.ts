@@ -1,16 +1,19 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { recoverTextualToolCalls } from '../../../src/agent/loop/recovery.ts';
 import { ToolError } from '../../../src/agent/base/tool.ts';
 import { middleTruncate } from '../../../src/agent/tools/bash.ts';
+import { stripAnsi } from '../../../src/agent/base/tasks.ts';
 import type { ToolContext } from '../../../src/agent/tools/context.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 import { pluginTool } from '../../../src/agent/extensions/plugins.ts';
 import type { AgentEvent } from '../../../src/agent/base/types.ts';
 import { Engine } from '../../../src/services/engine.ts';
-import { toolContext } from '../../support/agent-harness.ts';
+import { tempDir, toolContext } from '../../support/agent-harness.ts';
+import { Approval } from '../../../src/agent/policy/approval.ts';
+import { PermissionRules } from '../../../src/agent/policy/permissions.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -89,6 +92,69 @@ describe('agent tools: edit', () => {
   });
 });
 
+describe('agent tools: files on the workspace layer', () => {
+  it('edit keeps every byte it did not change, whatever the encoding; what the encoding cannot hold is refused', async () => {
+    const latin1 = Buffer.from('caf\xe9\nline two\n', 'latin1');
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('näme = 1\r\n', 'utf8')]);
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('hello\nwörld\n', 'utf16le')]);
+    const c = ctx({ 'l1.txt': latin1, 'bom.txt': bom, 'u16.txt': utf16 });
+    assert.match(await call(c, 'read', { path: 'l1.txt' }), /^ {4}1\tcafé\n/);
+    await call(c, 'edit', { path: 'l1.txt', old_string: 'line two', new_string: 'LINE TWO' });
+    assert.deepEqual(readFileSync(join(c.cwd, 'l1.txt')), Buffer.from('caf\xe9\nLINE TWO\n', 'latin1'));
+    await call(c, 'edit', { path: 'l1.txt', old_string: 'café', new_string: 'cafés' });
+    assert.deepEqual(readFileSync(join(c.cwd, 'l1.txt')), Buffer.from('caf\xe9s\nLINE TWO\n', 'latin1'));
+    assert.match(await fails(c, 'edit', { path: 'l1.txt', old_string: 'TWO', new_string: 'two ✓' }), /encoding \(latin1\) cannot hold/);
+    assert.deepEqual(readFileSync(join(c.cwd, 'l1.txt')), Buffer.from('caf\xe9s\nLINE TWO\n', 'latin1'), 'a refused edit writes nothing');
+    await call(c, 'edit', { path: 'bom.txt', old_string: '= 1', new_string: '= 2' });
+    assert.deepEqual(readFileSync(join(c.cwd, 'bom.txt')), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('näme = 2\r\n', 'utf8')]));
+    await call(c, 'edit', { path: 'u16.txt', old_string: 'wörld', new_string: 'world ✓' });
+    assert.deepEqual(readFileSync(join(c.cwd, 'u16.txt')), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('hello\nworld ✓\n', 'utf16le')]));
+    assert.equal(await call(c, 'grep', { pattern: 'caf.s' }), 'l1.txt:1: cafés');
+    assert.equal(readFileSync(join(c.cwd, '.rift/.gitignore'), 'utf8'), '*\n', 'publication keeps rift state out of git');
+  });
+
+  it('glob and grep see what the workspace sees: a nested .gitignore re-include shows, the floor never does', async () => {
+    const c = ctx({ '.gitignore': '*.log\n', 'sub/.gitignore': '!keep.log\n', 'sub/keep.log': 'needle\n', 'sub/drop.log': 'needle\n', 'top.log': 'needle\n', '.git/HEAD': 'needle\n', 'node_modules/m/i.js': 'needle\n' });
+    assert.equal(await call(c, 'glob', { pattern: '**/*.log' }), 'sub/keep.log');
+    assert.equal(await call(c, 'grep', { pattern: 'needle' }), 'sub/keep.log:1: needle');
+    assert.equal(await call(c, 'glob', { pattern: '*.log', path: 'sub' }), 'keep.log');
+    assert.doesNotMatch(await call(c, 'ls', {}), /\.git\//);
+  });
+
+  it('the file tools stay inside the workspace: outside paths, links out and .git are refused', async () => {
+    const outside = tempDir('rift-outside-');
+    dirs.push(outside);
+    writeFileSync(join(outside, 'o.txt'), 'outside\n');
+    const c = ctx({ 'in.txt': 'inside\n', 'secret/s.txt': 'hidden\n' }, ['Read(secret/**)']);
+    symlinkSync(join(outside, 'o.txt'), join(c.cwd, 'out-link.txt'));
+    symlinkSync(join(c.cwd, 'secret/s.txt'), join(c.cwd, 'in-link.txt'));
+    assert.match(await fails(c, 'read', { path: join(outside, 'o.txt') }), /is outside the workspace/);
+    assert.match(await fails(c, 'read', { path: 'out-link.txt' }), /is outside the workspace/);
+    assert.match(await fails(c, 'write', { path: '../x.txt', content: 'x' }), /is outside the workspace/);
+    assert.match(await fails(c, 'write', { path: '.git/config', content: 'x' }), /inside \.git or \.rift/);
+    assert.match(await fails(c, 'read', { path: 'in-link.txt' }), /blocked by permission rule 'Read\(secret\/\*\*\)'/, 'a link is judged by the file it names');
+    assert.equal(readFileSync(join(outside, 'o.txt'), 'utf8'), 'outside\n');
+    assert.equal(existsSync(join(c.cwd, '..', 'x.txt')), false);
+  });
+
+  it('a file changed on disk while its edit waited for approval is not overwritten', async () => {
+    const c = ctx({ 'race.txt': 'one\ntwo\n' });
+    const racing = {
+      ...c,
+      approval: new Approval(true, new PermissionRules({ allow: [], ask: [], deny: [] }, c.cwd), c.cwd),
+      gate: {
+        interactive: true,
+        ask: async () => {
+          writeFileSync(join(c.cwd, 'race.txt'), 'someone else\n');
+          return 'allow';
+        },
+      },
+    };
+    assert.match(await fails(racing, 'edit', { path: 'race.txt', old_string: 'two', new_string: 'TWO' }), /^race\.txt changed on disk since it was read \(now digest [0-9a-f]{8}\); read it again and redo the change$/);
+    assert.equal(readFileSync(join(c.cwd, 'race.txt'), 'utf8'), 'someone else\n');
+  });
+});
+
 describe('agent tools: bash', () => {
   it('reports stdout, stderr and the exit code; (no output) when silent', async () => {
     const c = ctx();
@@ -136,6 +202,21 @@ describe('agent tools: ls, grep, glob, plan, ask_user', () => {
     assert.equal(await call(c, 'grep', { pattern: 'absent' }), 'no matches');
     assert.match(await fails(c, 'grep', { pattern: '(' }), /not a valid regular expression/);
     assert.match(await fails(c, 'ls', { path: 'secret' }), /blocked by permission rule/);
+  });
+
+  it('glob: * crosses /, yet a*/b needs the slash; [!x] negates', async () => {
+    const c = ctx({ 'ab': '', 'ax/b': '', 'a/x/b': '', 'bx/b': '' });
+    assert.equal(await call(c, 'glob', { pattern: 'a*/b' }), 'a/x/b\nax/b');
+    assert.equal(await call(c, 'glob', { pattern: '[!a]*/b' }), 'bx/b');
+    assert.match(await fails(c, 'glob', { pattern: 'src/{a,b' }), /not a valid glob/);
+  });
+
+  it('stripAnsi removes OSC hyperlinks and titles, CSI, charset and DCS sequences', () => {
+    assert.equal(stripAnsi('see \x1b]8;;https://example.com\x1b\\the docs\x1b]8;;\x1b\\ now'), 'see the docs now');
+    assert.equal(stripAnsi('\x1b]0;build\x07ok'), 'ok');
+    assert.equal(stripAnsi('\x1b[1;31merror\x1b[0m: \x1b[2Kx'), 'error: x');
+    assert.equal(stripAnsi('\x1b(Bplain\x1bP1;2q\x1b\\'), 'plain');
+    assert.equal(stripAnsi('\u009b31mcsi'), 'csi');
   });
 
   it('task lists, shows and kills background tasks', async () => {

@@ -1,0 +1,232 @@
+import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { RiftError, limitExceeded } from '../core/errors.ts';
+import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
+
+// Git access through the git CLI only: `rev-parse` resolves revisions (reading refs afresh on
+// every request, loose or packed, in a worktree or not), one long-lived `cat-file --batch` per
+// repository serves object types and bytes, `ls-tree` lists a commit's tree and `log
+// --first-parent` walks a path's history. Nothing is checked out and nothing is written.
+
+/** A git process reads only the repository it is pointed at: no inherited GIT_* redirection. */
+function gitEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_OPTIONAL_LOCKS = '0';
+  env.LC_ALL = 'C';
+  return env;
+}
+
+/** Whether `dir` or a directory above it holds `.git` (a directory, or a worktree's `.git` file). */
+export function findRepositoryRoot(dir: string): string | null {
+  for (;;) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+export interface TreeEntry {
+  /** Workspace-relative path (the repository prefix above the workspace removed). */
+  path: string;
+  oid: string;
+  size: number;
+}
+
+export interface LogEntry {
+  commit: string;
+  /** Committer time, strict ISO 8601 (RFC 3339). */
+  timestamp: string;
+  author: string;
+  summary: string;
+  /** The path's blob after the commit; null when the commit deleted it. */
+  blob: string | null;
+}
+
+export type Resolution = { ok: true; commit: string } | { ok: false; kind: string | null };
+
+interface Pending {
+  resolve: (value: { type: string; bytes: Buffer } | null) => void;
+  reject: (e: Error) => void;
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+export class Repository {
+  private batch: ChildProcessWithoutNullStreams | null = null;
+  private readonly queue: Pending[] = [];
+  private buffered: Buffer = Buffer.alloc(0);
+
+  private constructor(
+    /** The directory git runs in: the workspace root. */
+    readonly cwd: string,
+    /** The workspace's path inside the repository, `''` at the top or `dir/` below it. */
+    readonly prefix: string,
+  ) {}
+
+  /** The repository holding `root`, or null when there is none. */
+  static async open(root: string): Promise<Repository | null> {
+    if (findRepositoryRoot(root) === null) return null;
+    try {
+      const prefix = (await git(root, ['rev-parse', '--show-prefix'])).toString('utf8').trim();
+      return new Repository(root, prefix);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Resolves a spelling (branch, tag, full or short commit id) to a commit. Not a commit:
+   * `kind` names what it resolved to, or is null when nothing resolves (unborn HEAD included).
+   */
+  async resolve(rev: string): Promise<Resolution> {
+    let oid: string;
+    try {
+      oid = (await git(this.cwd, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{object}`])).toString('utf8').trim();
+    } catch {
+      return { ok: false, kind: null };
+    }
+    let object = await this.object(oid);
+    // An annotated tag names its target; it serves as a revision when that is a commit.
+    while (object?.type === 'tag') {
+      const target = /^object ([0-9a-f]+)$/m.exec(object.bytes.toString('utf8'));
+      if (!target) break;
+      oid = target[1];
+      object = await this.object(oid);
+    }
+    if (!object) return { ok: false, kind: null };
+    return object.type === 'commit' ? { ok: true, commit: oid } : { ok: false, kind: object.type };
+  }
+
+  /** One object's type and bytes through the long-lived batch process; null when missing. */
+  object(oid: string): Promise<{ type: string; bytes: Buffer } | null> {
+    const proc = this.batchProcess();
+    return new Promise((resolve, reject) => {
+      this.queue.push({ resolve, reject });
+      proc.stdin.write(`${oid}\n`);
+    });
+  }
+
+  /** A blob's bytes; null when the object is missing or not a blob. */
+  async blob(oid: string): Promise<Buffer | null> {
+    const o = await this.object(oid);
+    return o && o.type === 'blob' ? o.bytes : null;
+  }
+
+  /**
+   * The regular files of a commit's tree inside the workspace: symlinks and submodules are
+   * skipped. Refuses a tree over the entry bound and a path that is not UTF-8.
+   */
+  async tree(commit: string): Promise<TreeEntry[]> {
+    const args = ['ls-tree', '-r', '-z', '-l', '--full-tree', commit];
+    if (this.prefix) args.push('--', this.prefix);
+    const out = await git(this.cwd, args);
+    const entries: TreeEntry[] = [];
+    let count = 0;
+    let at = 0;
+    while (at < out.length) {
+      const end = out.indexOf(0, at);
+      const record = out.subarray(at, end < 0 ? out.length : end);
+      at = end < 0 ? out.length : end + 1;
+      const tab = record.indexOf(0x09);
+      const [mode, type, oid, size] = record.subarray(0, tab).toString('latin1').split(/ +/);
+      count++;
+      if (count > REVISION_TREE_ENTRIES_MAX) throw limitExceeded('revision_tree_entries', REVISION_TREE_ENTRIES_MAX, count, [['commit', commit]]);
+      // 120000 is a symbolic link, 160000 (type commit) a submodule: neither is source here.
+      if (type !== 'blob' || mode === '120000') continue;
+      let full: string;
+      try {
+        full = fatalUtf8.decode(record.subarray(tab + 1));
+      } catch {
+        throw new RiftError('unsupported_path', [
+          ['commit', commit],
+          ['path', JSON.stringify(record.subarray(tab + 1).toString('latin1'))],
+          ['violation', 'not_utf8'],
+        ]);
+      }
+      entries.push({ path: full.slice(this.prefix.length), oid, size: Number(size) });
+    }
+    return entries;
+  }
+
+  /**
+   * Commits touching `path` (workspace-relative) along first parents from `commit`, newest
+   * first, at most `max`, each with the path's blob after it.
+   */
+  async log(commit: string, path: string, max: number): Promise<LogEntry[]> {
+    const out = await git(this.cwd, [
+      '-c', 'core.quotePath=false', 'log', '--first-parent', '--no-renames', '--raw', '--no-abbrev', `-n${max}`,
+      '--format=%x01%H%x00%cI%x00%an%x00%s', commit, '--', `:(literal,top)${this.prefix}${path}`,
+    ]);
+    const entries: LogEntry[] = [];
+    for (const record of out.toString('utf8').split('\x01').slice(1)) {
+      const [commitId, timestamp, author, rest] = record.split('\x00');
+      const newline = rest.indexOf('\n');
+      const summary = newline < 0 ? rest : rest.slice(0, newline);
+      // `:<old mode> <new mode> <old oid> <new oid> <status>\t<path>`; one path was asked for.
+      const raw = /^:\d+ \d+ [0-9a-f]+ ([0-9a-f]+) ([A-Z])/m.exec(newline < 0 ? '' : rest.slice(newline));
+      const blob = !raw || raw[2] === 'D' || /^0+$/.test(raw[1]) ? null : raw[1];
+      entries.push({ commit: commitId, timestamp, author, summary, blob });
+    }
+    return entries;
+  }
+
+  private batchProcess(): ChildProcessWithoutNullStreams {
+    if (this.batch) return this.batch;
+    const proc = spawn('git', ['cat-file', '--batch'], { cwd: this.cwd, env: gitEnv(), stdio: 'pipe' });
+    proc.stdout.on('data', (chunk: Buffer) => {
+      this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+      this.drain();
+    });
+    const fail = (e: Error) => {
+      if (this.batch === proc) this.batch = null;
+      this.buffered = Buffer.alloc(0);
+      for (const p of this.queue.splice(0)) p.reject(e);
+    };
+    proc.on('error', fail);
+    proc.on('exit', () => fail(new RiftError('internal_error', [['operation', 'git cat-file --batch'], ['detail', 'the process ended']])));
+    proc.stdin.on('error', () => {}); // the exit handler reports it
+    proc.unref();
+    (proc.stdout as unknown as { unref?: () => void }).unref?.();
+    this.batch = proc;
+    return proc;
+  }
+
+  /** Answers queued requests from the batch output: `<oid> <type> <size>\n<bytes>\n` or `<name> missing\n`. */
+  private drain(): void {
+    while (this.queue.length > 0) {
+      const nl = this.buffered.indexOf(0x0a);
+      if (nl < 0) return;
+      const header = this.buffered.subarray(0, nl).toString('latin1');
+      const parts = header.split(' ');
+      if (parts.length !== 3) {
+        this.buffered = this.buffered.subarray(nl + 1);
+        this.queue.shift()!.resolve(null);
+        continue;
+      }
+      const size = Number(parts[2]);
+      if (this.buffered.length < nl + 1 + size + 1) return;
+      const bytes = Buffer.from(this.buffered.subarray(nl + 1, nl + 1 + size));
+      this.buffered = this.buffered.subarray(nl + 1 + size + 1);
+      this.queue.shift()!.resolve({ type: parts[1], bytes });
+    }
+  }
+
+  close(): void {
+    this.batch?.stdin.end();
+    this.batch = null;
+  }
+}
+
+/** Runs one git command in `cwd`; rejects on a non-zero exit. */
+function git(cwd: string, args: string[]): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd, env: gitEnv(), encoding: 'buffer', maxBuffer: GIT_OUTPUT_BYTES_MAX }, (err, stdout) => {
+      if (err) reject(err);
+      else resolve(stdout);
+    });
+  });
+}

@@ -1,0 +1,256 @@
+import { sha256Hex, digest8 } from '../core/digest.ts';
+import { RiftError, limitExceeded } from '../core/errors.ts';
+import {
+  REVISION_BLOBS_MAX, REVISION_BLOB_BYTES_MAX, REVISION_SNAPSHOTS_MAX, REVISION_SNAPSHOT_BYTES_MAX,
+} from '../core/limits.ts';
+import { log } from '../core/log.ts';
+import { projectPathViolation, underFloor } from '../core/path.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
+import { classifyBytes } from '../workspace/read.ts';
+import { Repository, type TreeEntry } from '../history/git.ts';
+import { Selection } from './indexer.ts';
+import { outcomeFromRows, parseBytes, type ParseOutcome } from './parse-job.ts';
+import { Store, type FileUpdate, type SkippedFile } from './store.ts';
+
+// Revision reads: a commit's tree, indexed under the working tree's [source] policy, language
+// selection, floor and bounds (committed means tracked: no .gitignore), into an in-memory
+// store whose bytes are the commit's blobs.
+//
+// Parse results are addressed by content: a blob's rows are computed once per git blob id
+// and language selection, and shared by every revision that holds the blob. A new revision
+// starts from a copy of the most recently used snapshot's store and applies only the files
+// whose blob differs, so reading the next commit parses and writes only what it changed.
+// Snapshots and parsed blobs are bounded (count and bytes) and evicted least recently used.
+
+export interface RevisionSnapshot {
+  commit: string;
+  store: Store;
+  selection: Selection;
+  visibility: Visibility;
+  /** Blob id by workspace path, for every file the snapshot indexed. */
+  oids: Map<string, string>;
+  /** What the snapshot holds in memory: its store image and the bytes of its blobs. */
+  bytes: number;
+}
+
+interface ParsedBlob {
+  outcome: (ParseOutcome & { ok: true }) | null;
+  skip: string | null;
+  bytes: Uint8Array;
+}
+
+/**
+ * How a snapshot's changed blobs were served: parsed, taken from the working-tree index, from
+ * the revision cache, or indexed as text only (no language parses them).
+ */
+interface BuildCounts {
+  parsed: number;
+  shared: number;
+  cached: number;
+  text: number;
+}
+
+/** Blobs read from git at once while a snapshot is built (the batch process pipelines them). */
+const BLOB_READ_BATCH = 64;
+
+export class RevisionIndex {
+  private repoPromise: Promise<Repository | null> | null = null;
+  /** Kept snapshots, least recently used first. */
+  private readonly snapshots = new Map<string, RevisionSnapshot>();
+  private readonly building = new Map<string, Promise<RevisionSnapshot>>();
+  /** Parsed blobs by `oid \0 language \0 keepContent`, least recently used first. */
+  private readonly blobs = new Map<string, ParsedBlob>();
+  private blobBytes = 0;
+  /** Full ids of commits resolved before (a bounded set: cleared when full). */
+  private readonly commits = new Set<string>();
+  constructor(
+    private readonly root: string,
+    /** The working-tree index: bytes it parsed already are not parsed again for a revision. */
+    private readonly workingTree: Store,
+  ) {}
+
+  /** The workspace's repository, or the remedy refusal when there is none. */
+  async repository(): Promise<Repository> {
+    this.repoPromise ??= Repository.open(this.root);
+    const repo = await this.repoPromise;
+    if (repo) return repo;
+    this.repoPromise = null; // a later `git init` serves revision reads
+    throw new RiftError('capability_unavailable', [
+      ['workspace', this.root],
+      ['requires', 'a git repository - run `git init`, or omit `rev` to read the current tree'],
+    ]);
+  }
+
+  /** The commit `rev` names, or `resource_not_found` saying why it names none. */
+  async resolve(rev: string): Promise<string> {
+    const repo = await this.repository();
+    // A full commit id names the same immutable commit forever; names (branches, tags) move.
+    if (this.commits.has(rev)) return rev;
+    const r = await repo.resolve(rev);
+    if (r.ok) {
+      if (this.commits.size >= REVISION_SNAPSHOTS_MAX * 64) this.commits.clear();
+      this.commits.add(r.commit);
+      return r.commit;
+    }
+    if (r.kind === null) {
+      throw new RiftError('resource_not_found', [
+        ['rev', rev],
+        ['requires', 'a revision the repository resolves - a branch, tag, or commit id'],
+      ]);
+    }
+    throw new RiftError('resource_not_found', [
+      ['rev', rev],
+      ['resolved_kind', r.kind],
+      ['requires', 'a revision that names a commit'],
+    ]);
+  }
+
+  /** The indexed tree of `commit` under `config`. */
+  async snapshot(commit: string, config: WorkspaceConfig): Promise<RevisionSnapshot> {
+    const key = `${commit}\0${configKey(config)}`;
+    const kept = this.snapshots.get(key);
+    if (kept) {
+      this.snapshots.delete(key);
+      this.snapshots.set(key, kept);
+      return kept;
+    }
+    let pending = this.building.get(key);
+    if (!pending) {
+      pending = this.build(commit, config).finally(() => this.building.delete(key));
+      this.building.set(key, pending);
+      pending.then((s) => this.keep(key, s)).catch(() => undefined);
+    }
+    return pending;
+  }
+
+  private async build(commit: string, config: WorkspaceConfig): Promise<RevisionSnapshot> {
+    const started = performance.now();
+    const repo = await this.repository();
+    const policy = { ...sourcePolicy(config), respectGitignore: false };
+    const visibility = Visibility.fromGitignores(policy, new Map());
+    const selection = new Selection(config);
+    const files: TreeEntry[] = [];
+    for (const e of await repo.tree(commit)) {
+      if (projectPathViolation(e.path) !== null || underFloor(e.path) || !visibility.isVisible(e.path)) continue;
+      if (e.size > policy.maxFileBytes) {
+        throw limitExceeded('source.max_file_bytes', policy.maxFileBytes, e.size, [['commit', commit], ['path', e.path]]);
+      }
+      files.push(e);
+    }
+    if (files.length > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, files.length, [['commit', commit]]);
+
+    const ck = configKey(config);
+    const base = [...this.snapshots.entries()].reverse().find(([k]) => k.endsWith(`\0${ck}`))?.[1] ?? null;
+    const content = new Map<string, Uint8Array>();
+    const source = (path: string) => content.get(path) ?? null;
+    const store = base ? Store.deserialize(base.store.serialize(), this.root, source) : Store.memory(this.root, source);
+    const oids = new Map<string, string>();
+    const changed: TreeEntry[] = [];
+    for (const f of files) {
+      oids.set(f.path, f.oid);
+      if (base?.oids.get(f.path) === f.oid) {
+        const bytes = base.store.indexedBytes(f.path);
+        if (bytes) {
+          content.set(f.path, bytes);
+          continue;
+        }
+      }
+      changed.push(f);
+    }
+    const deletions = base ? [...base.oids.keys()].filter((p) => !oids.has(p)) : [];
+    const updates: FileUpdate[] = [];
+    const skips: SkippedFile[] = [];
+    const counts: BuildCounts = { parsed: 0, shared: 0, cached: 0, text: 0 };
+    const shared = changed.length > 0 ? this.workingTree.parsedBlobs() : new Map<string, number>();
+    for (let i = 0; i < changed.length; i += BLOB_READ_BATCH) {
+      const batch = changed.slice(i, i + BLOB_READ_BATCH);
+      const parsed = await Promise.all(batch.map((f) => this.parsed(repo, f, selection, shared, counts)));
+      for (const [k, f] of batch.entries()) {
+        const p = parsed[k];
+        if (p.outcome) {
+          content.set(f.path, p.bytes);
+          updates.push({ ...p.outcome, path: f.path });
+        } else {
+          oids.delete(f.path);
+          deletions.push(f.path);
+          skips.push({ path: f.path, size: f.size, mtimeMs: 0, reason: p.skip! });
+        }
+      }
+    }
+    store.applyBatch(updates, [], deletions, skips);
+    let bytes = store.databaseBytes();
+    for (const b of content.values()) bytes += b.byteLength;
+    log('info', 'revision.snapshot', 'revision indexed', {
+      commit: commit.slice(0, 12), files: oids.size, changed: changed.length, parsed: counts.parsed, shared: counts.shared,
+      cached: counts.cached, from_snapshot: base !== null, text: counts.text,
+      elapsed_ms: Math.round(performance.now() - started),
+    });
+    return { commit, store, selection, visibility, oids, bytes };
+  }
+
+  /** A blob's rows under a selection: from the content-addressed cache, else read and parsed once. */
+  private async parsed(repo: Repository, f: TreeEntry, selection: Selection, shared: Map<string, number>, counts: BuildCounts): Promise<ParsedBlob> {
+    const item = selection.item(f.path);
+    const key = `${f.oid}\0${item.language ?? ''}\0${item.keepContent}`;
+    const hit = this.blobs.get(key);
+    if (hit) {
+      this.blobs.delete(key);
+      this.blobs.set(key, hit);
+      counts.cached++;
+      return hit;
+    }
+    const bytes = await repo.blob(f.oid);
+    if (bytes === null) throw new RiftError('storage_failure', [['object', f.oid], ['io', 'the blob is missing from the repository']]);
+    const admitted = classifyBytes(bytes);
+    let entry: ParsedBlob;
+    if (admitted !== 'ok') entry = { outcome: null, skip: admitted, bytes };
+    else {
+      const sha256 = sha256Hex(bytes);
+      const blob = item.language ? shared.get(`${sha256}\0${item.language}`) : undefined;
+      const rows = blob === undefined ? null : this.workingTree.blobRows(blob, sha256);
+      if (rows) counts.shared++;
+      else if (item.language) counts.parsed++;
+      else counts.text++;
+      const outcome = rows ? outcomeFromRows(item, bytes, sha256, rows) : parseBytes({ ...item, relations: false }, bytes, sha256, 0);
+      entry = { outcome, skip: null, bytes };
+    }
+    this.blobs.set(key, entry);
+    this.blobBytes += bytes.byteLength;
+    while (this.blobs.size > REVISION_BLOBS_MAX || this.blobBytes > REVISION_BLOB_BYTES_MAX) {
+      const [oldest, b] = this.blobs.entries().next().value!;
+      this.blobs.delete(oldest);
+      this.blobBytes -= b.bytes.byteLength;
+    }
+    return entry;
+  }
+
+  private keep(key: string, snapshot: RevisionSnapshot): void {
+    this.snapshots.set(key, snapshot);
+    let total = 0;
+    for (const s of this.snapshots.values()) total += s.bytes;
+    while (this.snapshots.size > REVISION_SNAPSHOTS_MAX || (total > REVISION_SNAPSHOT_BYTES_MAX && this.snapshots.size > 1)) {
+      const [oldest, s] = this.snapshots.entries().next().value!;
+      this.snapshots.delete(oldest);
+      total -= s.bytes;
+      // A read holding it answers synchronously from its store, so closing here cannot cut one short.
+      s.store.close();
+    }
+  }
+
+  /** Snapshots kept now (for tests of the bound). */
+  get kept(): number {
+    return this.snapshots.size;
+  }
+
+  close(): void {
+    for (const s of this.snapshots.values()) s.store.close();
+    this.snapshots.clear();
+    void this.repoPromise?.then((r) => r?.close());
+  }
+}
+
+/** What of the configuration a revision's index depends on. */
+function configKey(config: WorkspaceConfig): string {
+  return digest8(JSON.stringify([config.source, config.languages, config.search.text]));
+}
