@@ -1,6 +1,8 @@
 // The change benchmark: `replace_symbol` and a 5-file `patch` on a 2,000-file tree, from the
 // request to the next read seeing it, over MCP on stdio the way agents run rift; `git apply`
-// on the same patches as the peer. Also runs the `git apply --recount` agreement suite.
+// on the same patches as the peer. Also runs the `git apply --recount` agreement suite. The
+// language engines are off here (`lsp = false`): this measures the change pipeline itself, and
+// bench/engine.ts measures changes with engines (their diagnostics included).
 //
 //   npx tsx bench/change.ts [--quick]
 //
@@ -26,6 +28,7 @@ const CASES = QUICK ? 60 : 400;
 const TARGET_P95_MS = 50;
 
 function makeTree(dir: string): void {
+  writeFileSync(join(dir, 'rift.toml'), '[languages.typescript]\nlsp = false\n\n[languages.python]\nlsp = false\n');
   for (let i = 0; i < FILES; i++) {
     const ts = i % 5 !== 0;
     const path = ts ? `src/m${i % 40}/file${i}.ts` : `py/p${i % 20}/mod${i}.py`;
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
   const gitDir = mkdtempSync(join(tmpdir(), 'rift-bench-gitapply-'));
   try {
     makeTree(dir);
-    const { call, close } = await connectRift(dir);
+    const { call, close } = await connectRift(dir, { callTimeoutMs: 60_000 });
     const t0 = performance.now();
     await call('get_symbol', { name: 'fn_1_1', include: [] });
     const ready = performance.now() - t0;

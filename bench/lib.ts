@@ -1,11 +1,11 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { appendFileSync, cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { appendFileSync, cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 // Small helpers shared by the benchmarks in bench/: timed child processes, a `rift mcp` client,
 // percentiles, a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
@@ -154,10 +154,11 @@ export interface RiftClient {
 }
 
 /**
- * Starts `rift mcp` on `dir` over stdio (from source, through tsx) and connects a client: by
- * default the proxy to the workspace's shared server, with `standalone` a server of its own.
+ * Starts `rift mcp` on `dir` over stdio (from source, through tsx), the way agents run it, and
+ * connects a client: by default the proxy to the workspace's shared server, with `standalone` a
+ * server of its own. A call waits up to `callTimeoutMs` (engine-backed changes can be slow).
  */
-export async function connectRift(dir: string, opts: { standalone?: boolean } = {}): Promise<RiftClient> {
+export async function connectRift(dir: string, opts: { standalone?: boolean; callTimeoutMs?: number } = {}): Promise<RiftClient> {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -168,9 +169,10 @@ export async function connectRift(dir: string, opts: { standalone?: boolean } = 
   });
   const client = new Client({ name: 'bench', version: '0' });
   await client.connect(transport);
+  const timeout = opts.callTimeoutMs ?? 300_000;
   return {
     client,
-    call: async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent as Record<string, unknown>,
+    call: async (name, args) => (await client.callTool({ name, arguments: args }, undefined, { timeout })).structuredContent as Record<string, unknown>,
     close: () => client.close(),
   };
 }

@@ -13,6 +13,7 @@ export const LAYERS = [
   'syntax',
   'history',
   'index',
+  'engine',
   'change',
   'services',
   'mcp',

@@ -20,9 +20,9 @@ import { reparseFindings } from './reparse.ts';
 
 // From a resolved plan to a ChangeResult (DESIGN "How a change flows"): re-verify the bytes,
 // stage and publish, run transform hooks (their writes join the change and decide applied vs
-// unchanged), commit, run validation hooks, count, re-parse, and refresh the index before
-// returning so the next read sees the change. Until the commit a failure — or a kill, through
-// the journal — rolls every file back.
+// unchanged), commit, run validation hooks, count, re-parse, refresh the index before returning
+// so the next read sees the change, and attach the language engines' diagnostics of what was
+// written. Until the commit a failure — or a kill, through the journal — rolls every file back.
 
 /** A regular file's bytes through a verified descriptor; null when absent or not a plain file inside. */
 function readOrNull(root: string, path: string, max: number): Buffer | null {
@@ -149,12 +149,18 @@ export async function applyPlan(ctx: ChangeContext, plan: Plan): Promise<ChangeR
   const warnings: ChangeWarning[] = [...plan.warnings];
   const stale = await refresh(ctx, touched);
   if (stale) warnings.push(stale);
+  // After the refresh, so the engines have already heard of the new bytes.
+  const written = changed.flatMap((path) => {
+    const bytes = finals.get(path);
+    return bytes ? [{ path, bytes }] : [];
+  });
+  const engineFindings = await ctx.engines.diagnosticsAfter(written, ctx.config);
   return {
     status: 'applied',
     summary: {
       id: changeId(changed.map((path) => ({ path, text: finals.get(path) ?? '' }))),
       files,
-      diagnostics: [...findings, ...diagnostics],
+      diagnostics: [...findings, ...diagnostics, ...engineFindings],
       guarantees,
       warnings,
     },

@@ -7,16 +7,17 @@ import { declarationAtRange, extractDeclarations } from '../syntax/declarations.
 import { countBreaks, prevailingEol, withEol } from '../core/lines.ts';
 import { indentBefore, reindent, removalRange, separatorAfter, trimTrailingBreaks } from './layout.ts';
 import type { ChangeContext, Plan } from './plan.ts';
-import { engineGap, targetPolicy } from './plan.ts';
+import { targetPolicy } from './plan.ts';
 import { count, failed, refuse, sourceChanged, targetExists, type Address } from './refusal.ts';
+import { checkReferences, nameOffset } from './references.ts';
 import { resolveTarget, type Target } from './target.ts';
 
-// Declaration and node edits (reference F.11, F.13 rules 148–152 without an engine). Every
+// Declaration and node edits (reference F.11, F.13 rules 148–152; the reference check is in references.ts). Every
 // edit resolves against current bytes first; the plan carries the exact bytes to publish.
 
 const L = 'latin1';
 
-interface ResolvedSymbol {
+export interface ResolvedSymbol {
   address: Address;
   row: SymbolRow;
   target: Target;
@@ -24,7 +25,7 @@ interface ResolvedSymbol {
 }
 
 /** A declaration by SymbolId, from the index, with the disk verified equal to what was indexed. */
-function resolveSymbol(ctx: ChangeContext, id: string, field: 'symbol' | 'anchor'): ResolvedSymbol {
+export function resolveSymbol(ctx: ChangeContext, id: string, field: 'symbol' | 'anchor'): ResolvedSymbol {
   const parsed = parseSymbolId(id);
   if (!parsed) throw invalidField(field, 'not a rift symbol address');
   const address: Address = { kind: 'symbol', symbol: id };
@@ -50,11 +51,6 @@ function warningsOf(target: Target): ChangeWarning[] {
   return target.warning ? [target.warning] : [];
 }
 
-function unchecked(ctx: ChangeContext, path: string): ChangeWarning {
-  const reason = engineGap(ctx, path);
-  return { kind: 'rift.remove.references_unchecked', message: `references were not checked: ${reason}, so nothing confirmed the declaration is unused`, reason };
-}
-
 export function replaceSymbol(ctx: ChangeContext, symbol: string, body: Buffer): Plan {
   const r = resolveSymbol(ctx, symbol, 'symbol');
   const s = r.bytes.toString(L);
@@ -62,12 +58,20 @@ export function replaceSymbol(ctx: ChangeContext, symbol: string, body: Buffer):
   return { writes: [write(r.target, after)], addresses: [r.address], warnings: warningsOf(r.target) };
 }
 
-export function removeSymbol(ctx: ChangeContext, symbol: string): Plan {
+export async function removeSymbol(ctx: ChangeContext, symbol: string, force: boolean): Promise<Plan> {
   const r = resolveSymbol(ctx, symbol, 'symbol');
   const s = r.bytes.toString(L);
   const range = removalRange(s, r.row.span_start, r.row.span_end);
   const after = s.slice(0, range.start) + s.slice(range.end);
-  return { writes: [write(r.target, after)], addresses: [r.address], warnings: [...warningsOf(r.target), unchecked(ctx, r.target.target)] };
+  const checked = await checkReferences(ctx, {
+    address: r.address,
+    path: r.target.target,
+    bytes: r.bytes,
+    nameAt: nameOffset(r.bytes, r.row.item_start, r.row.item_end, r.row.name),
+    removed: range,
+    force,
+  });
+  return { writes: [write(r.target, after)], addresses: [r.address], warnings: [...warningsOf(r.target), ...checked] };
 }
 
 export interface InsertRequest {
@@ -176,7 +180,7 @@ export function insertNode(ctx: ChangeContext, node: string, position: 'before' 
   return { writes: [write(r.target, after)], addresses: [r.address], warnings: warningsOf(r.target) };
 }
 
-export function removeNode(ctx: ChangeContext, node: string): Plan {
+export async function removeNode(ctx: ChangeContext, node: string, force: boolean): Promise<Plan> {
   const r = resolveNode(ctx, node);
   const language = ctx.indexer.currentSelection().syntaxLanguage(r.target.target);
   const declaration = language ? declarationAtRange(extractDeclarations(language, r.bytes).declarations, { start: r.start, end: r.end }) : null;
@@ -185,8 +189,15 @@ export function removeNode(ctx: ChangeContext, node: string): Plan {
   const span = declaration ? declaration.span : { start: r.start, end: r.end };
   const range = removalRange(s, span.start, span.end);
   const after = s.slice(0, range.start) + s.slice(range.end);
-  const warning: ChangeWarning = declaration
-    ? unchecked(ctx, r.target.target)
-    : { kind: 'rift.remove.node_unchecked', message: 'the removed node names no declaration, so no reference check applies' };
-  return { writes: [write(r.target, after)], addresses: [r.address], warnings: [...warningsOf(r.target), warning] };
+  const checked: ChangeWarning[] = declaration
+    ? await checkReferences(ctx, {
+        address: r.address,
+        path: r.target.target,
+        bytes: r.bytes,
+        nameAt: nameOffset(r.bytes, declaration.itemSpan.start, declaration.itemSpan.end, declaration.name),
+        removed: range,
+        force,
+      })
+    : [{ kind: 'rift.remove.node_unchecked', message: 'the removed node names no declaration, so no reference check applies' }];
+  return { writes: [write(r.target, after)], addresses: [r.address], warnings: [...warningsOf(r.target), ...checked] };
 }

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
+import { cutUtf8 } from '../core/lines.ts';
 import { HOOK_DRAIN_BYTES_MAX, HOOK_QUOTE_BYTES_MAX } from '../core/limits.ts';
 import type { HookConfig } from '../config/workspace-config.ts';
 import type { Diagnostic, GuaranteeEvidence } from '../protocol/change.ts';
-import { cutUtf8, riftDiagnostic } from './refusal.ts';
+import { riftDiagnostic } from './refusal.ts';
 
 // `[[hooks]]` after a change lands (reference E.2 hook runtime, F.14): each hook starts
 // directly (no shell) in the tree root + working_directory, stdin closed, environment layered

@@ -1,4 +1,5 @@
-import { languageFor, type WorkspaceConfig } from '../config/workspace-config.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { EngineRegistry } from '../engine/registry.ts';
 import type { Indexer } from '../index/indexer.ts';
 import type { ChangeWarning } from '../protocol/change.ts';
 import type { FileWrite } from './publish.ts';
@@ -13,6 +14,8 @@ export interface ChangeContext {
   root: string;
   config: WorkspaceConfig;
   indexer: Indexer;
+  /** The workspace's language engines (rename, reference checks, move edits, diagnostics). */
+  engines: EngineRegistry;
 }
 
 export interface Plan {
@@ -22,17 +25,6 @@ export interface Plan {
   warnings: ChangeWarning[];
   /** Paths the index must re-read besides the written ones (a deleted symlink). */
   extraPaths?: string[];
-}
-
-/**
- * Why no language engine checked references for a file, in words that fit its configuration:
- * none configured, or one configured (`lsp = "…"`) that this build does not start.
- */
-export function engineGap(ctx: ChangeContext, path: string): string {
-  const entry = languageFor(ctx.config, path);
-  if (!entry) return `no language provider claims ${path}`;
-  if (entry.lsp === null) return `no language engine (lsp) is configured for ${entry.id}`;
-  return `the language engine ${entry.lsp} configured for ${entry.id} is not started by this build`;
 }
 
 export function targetPolicy(ctx: ChangeContext): TargetPolicy {

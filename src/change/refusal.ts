@@ -1,3 +1,4 @@
+import { cutUtf8 } from '../core/lines.ts';
 import { PRECONDITION_TEXT_BYTES_MAX } from '../core/limits.ts';
 import type { Diagnostic, OperationPrecondition, PreconditionValue, RefusedResult } from '../protocol/change.ts';
 
@@ -22,15 +23,6 @@ export function isRefusal(e: unknown): e is Refusal {
 export const bool = (value: boolean): PreconditionValue => ({ kind: 'boolean', value });
 export const count = (value: number): PreconditionValue => ({ kind: 'count', value });
 export const text = (value: string): PreconditionValue => ({ kind: 'text', value: cutUtf8(value, PRECONDITION_TEXT_BYTES_MAX) });
-
-/** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
-export function cutUtf8(value: string, max: number): string {
-  const bytes = Buffer.from(value, 'utf8');
-  if (bytes.length <= max) return value;
-  let end = max;
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString('utf8');
-}
 
 export function failed(
   kind: OperationPrecondition['kind'],

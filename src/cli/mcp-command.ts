@@ -26,9 +26,10 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   }
   log('info', 'mcp', 'MCP server starting', { version, standalone: true });
   const { Engine } = await import('../services/engine.ts');
+  const { userTrusts } = await import('../agent/policy/trust.ts');
   const { createMcpServer, serveStdio } = await import('../mcp/server.ts');
   const { LogCapture } = await import('../services/log-capture.ts');
-  const engine = await Engine.open(root, { watch: true });
+  const engine = await Engine.open(root, { watch: true, engineTrust: userTrusts });
   // Captured from here on: the engine is open, so the workspace database is.
   const logs = new LogCapture(engine.root, engine.config);
   const server = createMcpServer(

@@ -3,6 +3,7 @@ import { log } from '../core/log.ts';
 import { findServer, stopServer } from '../mcp/discovery.ts';
 import { runWorkspaceServer } from '../mcp/workspace-server.ts';
 import { Engine } from '../services/engine.ts';
+import { userTrusts } from '../agent/policy/trust.ts';
 import { canonicalRoot } from '../workspace/root.ts';
 import { LogCapture } from '../services/log-capture.ts';
 import { intFlag, parse, UsageError, WORKSPACE } from './args.ts';
@@ -52,7 +53,7 @@ export async function runServerCommand(argv: readonly string[], version: string)
     version,
     note,
     open: async () => {
-      const engine = await Engine.open(root, { watch: true });
+      const engine = await Engine.open(root, { watch: true, engineTrust: userTrusts });
       // The server's own diagnostics, for rift://logs, from the moment the store is open.
       const logs = new LogCapture(engine.root, engine.config);
       let built: Record<string, unknown> | null = null;

@@ -38,12 +38,31 @@ export interface SourceConfig {
   max_files: number;
 }
 
+/**
+ * An engine definition from `[languages.<id>].lsp`: a built-in engine by id (`lsp = "pyright"`),
+ * optionally adjusted, or a custom one by command. Null fields take the built-in's values.
+ */
+export interface LspConfig {
+  /** A built-in engine id (BUILTIN_ENGINE_IDS); null for a custom definition. */
+  engine: string | null;
+  /** Program found on PATH; null keeps the built-in's. */
+  command: string | null;
+  args: string[] | null;
+  /** Sent as `initializationOptions`, TOML tables as JSON objects. */
+  initialization_options: Record<string, unknown> | null;
+  /** File names whose nearest directory becomes the engine's root; a file with none above it has no engine. */
+  root_markers: string[] | null;
+  /** Milliseconds an engine-backed change waits for the engine to confirm readiness. */
+  ready_timeout: number | null;
+}
+
 export interface LanguageEntry {
   id: string;
   enabled: boolean;
   include: string[];
   exclude: string[];
-  lsp: string | null;
+  /** null: the language's built-in engine when one is found; false: no engine (`lsp = false`). */
+  lsp: LspConfig | false | null;
   builtin: boolean;
 }
 
@@ -149,6 +168,9 @@ export const BUILTIN_LANGUAGE_PATTERNS: Readonly<Record<string, readonly string[
   java: Object.freeze(['*.java']),
 });
 
+/** Language engines rift knows how to start; `lsp = "<id>"` selects one. */
+export const BUILTIN_ENGINE_IDS: readonly string[] = Object.freeze(['typescript-language-server', 'pyright', 'gopls', 'rust-analyzer', 'jdtls']);
+
 /** Built-in language ids in their fixed order. */
 export const BUILTIN_LANGUAGE_IDS: readonly string[] = Object.freeze(Object.keys(BUILTIN_LANGUAGE_PATTERNS));
 
@@ -186,6 +208,9 @@ export const CONFIG_BOUNDS = Object.freeze({
   hook_timeout_ms: [1, 3_600_000],
   hook_output_limit_bytes: [256, 4096],
   hook_guarantees_entries: 16,
+  lsp_args_entries: 64,
+  lsp_root_markers_entries: 16,
+  lsp_ready_timeout: [0, 10 * MINUTE],
   projections_max_dependencies: [1, 1_000_000],
   projections_max_dependency_bytes: [KB, GB],
 } as const);
@@ -472,6 +497,7 @@ function hasNul(s: string): boolean {
 const TOP_LEVEL_KEYS = ['source', 'languages', 'providers', 'search', 'logs', 'execution', 'hooks', 'projections'];
 const SOURCE_KEYS = ['include', 'exclude', 'respect_gitignore', 'max_file_bytes', 'max_files'];
 const LANGUAGE_KEYS = ['enabled', 'include', 'exclude', 'lsp'];
+const LSP_KEYS = ['engine', 'command', 'args', 'initialization_options', 'root_markers', 'ready_timeout'];
 const PROVIDERS_KEYS = ['history', 'binding'];
 const HISTORY_KEYS = ['enabled', 'max_revisions'];
 const BINDING_KEYS = ['enabled'];
@@ -563,11 +589,66 @@ function readLanguage(value: TomlValue, id: string, d: LanguageEntry | null): La
     if (include.length === 0) throw invalid(t.field('include'), 'language_include_empty');
   }
   const exclude = t.patterns('exclude') ?? d?.exclude ?? [];
-  const lspText = t.string('lsp');
-  if (lspText !== undefined && !ENGINE_ID.test(lspText)) {
-    throw invalid(t.field('lsp'), 'engine_id_invalid', ['value', lspText]);
+  const lsp = t.has('lsp') ? readLsp(t.raw('lsp'), t.field('lsp')) : (d?.lsp ?? null);
+  return { id, enabled, include, exclude, lsp, builtin: d !== null };
+}
+
+function checkEngineId(value: string, field: string): string {
+  if (!ENGINE_ID.test(value)) throw invalid(field, 'engine_id_invalid', ['value', value]);
+  if (!BUILTIN_ENGINE_IDS.includes(value)) {
+    throw invalid(field, 'engine_unknown', ['value', value], ['allowed', BUILTIN_ENGINE_IDS.join('|')]);
   }
-  return { id, enabled, include, exclude, lsp: lspText ?? d?.lsp ?? null, builtin: d !== null };
+  return value;
+}
+
+/** `lsp = false`, `lsp = "<engine id>"`, or a `[languages.<id>.lsp]` table. */
+function readLsp(value: TomlValue, field: string): LspConfig | false {
+  if (value === false) return false;
+  if (typeof value === 'string') {
+    return { engine: checkEngineId(value, field), command: null, args: null, initialization_options: null, root_markers: null, ready_timeout: null };
+  }
+  if (!isTable(value)) throw wrongType(field, 'string, false or table', value);
+  const t = new TableReader(value, field, LSP_KEYS);
+  const engineText = t.string('engine');
+  const engine = engineText === undefined ? null : checkEngineId(engineText, t.field('engine'));
+  const command = t.string('command') ?? null;
+  if (command === null && engine === null) throw invalid(field, 'engine_command_missing');
+  if (command !== null) {
+    if (command.trim().length === 0) throw invalid(t.field('command'), 'engine_command_empty');
+    if (isAbsoluteProgram(command) || command.includes('/')) throw invalid(t.field('command'), 'engine_command_not_a_name', ['command', command]);
+    if (hasNul(command)) throw invalid(t.field('command'), 'nul_character');
+  }
+  const args =
+    t.strings('args', CONFIG_BOUNDS.lsp_args_entries, (s, f) => {
+      if (hasNul(s)) throw invalid(f, 'nul_character');
+    }) ?? null;
+  let initialization_options: Record<string, unknown> | null = null;
+  if (t.has('initialization_options')) {
+    const raw = t.raw('initialization_options');
+    if (!isTable(raw)) throw wrongType(t.field('initialization_options'), 'table', raw);
+    initialization_options = toJson(raw) as Record<string, unknown>;
+  }
+  const root_markers =
+    t.strings('root_markers', CONFIG_BOUNDS.lsp_root_markers_entries, (s, f) => {
+      if (s.length === 0 || s.includes('/') || s.includes('\\') || s === '.' || s === '..' || hasNul(s)) {
+        throw invalid(f, 'root_marker_invalid', ['value', s]);
+      }
+    }) ?? null;
+  const ready_timeout = t.has('ready_timeout') ? t.duration('ready_timeout', 0, CONFIG_BOUNDS.lsp_ready_timeout) : null;
+  return { engine, command, args, initialization_options, root_markers, ready_timeout };
+}
+
+/** A TOML value as plain JSON: integers become numbers, dates ISO strings. */
+function toJson(v: TomlValue): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (v instanceof TomlDate || v instanceof Date) return v.toISOString();
+  if (Array.isArray(v)) return v.map(toJson);
+  if (isTable(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, e] of Object.entries(v)) Object.defineProperty(out, k, { value: toJson(e), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+  return v;
 }
 
 function readProviders(value: TomlValue | undefined, d: WorkspaceConfig['providers']): WorkspaceConfig['providers'] {

@@ -52,6 +52,8 @@ export const CHANGE_PARSE_DIAGNOSTICS_MAX = 16;
 export const CHANGE_PRECONDITIONS_MAX = 16;
 /** Text of a precondition value, in bytes. */
 export const PRECONDITION_TEXT_BYTES_MAX = 256;
+/** Project paths one precondition names. */
+export const PRECONDITION_PATHS_MAX = 64;
 /** Bytes quoted from each stream of a failed hook. */
 export const HOOK_QUOTE_BYTES_MAX = 1024;
 /** Bytes a hook stream is drained to before the rest is discarded (the count still runs). */
@@ -80,6 +82,34 @@ export const SERVER_START_WAIT_MS = 30_000;
 export const SHELL_COMMAND_BYTES_MAX = 64 * 1024;
 /** Deepest `sh -c '<literal>'` nesting the permission check follows before it gives up. */
 export const SHELL_NESTING_MAX = 8;
+/** How long an engine-backed change waits for a language engine to confirm readiness (overridable per engine). */
+export const ENGINE_READY_WAIT_MS = 30_000;
+/** Longest a single request to a language engine may take before it is cancelled. */
+export const ENGINE_REQUEST_TIMEOUT_MS = 60_000;
+/** How long `initialize` may take before the engine counts as failed to start. */
+export const ENGINE_START_TIMEOUT_MS = 30_000;
+/** How long a change waits for the engine's diagnostics of the files it wrote. */
+export const ENGINE_DIAGNOSTICS_WAIT_MS = 10_000;
+/** Engine diagnostics attached to one change result. */
+export const ENGINE_DIAGNOSTICS_MAX = 64;
+/** Documents kept open in one engine; the least recently synced is closed beyond it. */
+export const ENGINE_OPEN_DOCUMENTS_MAX = 512;
+/** First delay before restarting a crashed engine; it doubles per consecutive crash. */
+export const ENGINE_RESTART_BACKOFF_MS = 250;
+/** Longest delay between restarts of a crashing engine. */
+export const ENGINE_RESTART_BACKOFF_MAX_MS = 30_000;
+/** Consecutive crashes (without reaching readiness) after which an engine is left failed. */
+export const ENGINE_RESTARTS_MAX = 5;
+/** How long shutdown waits for an engine to exit before killing it. */
+export const ENGINE_SHUTDOWN_WAIT_MS = 3_000;
+/** Bytes of an engine's stderr kept for the log when it exits. */
+export const ENGINE_STDERR_BYTES_MAX = 4096;
+/** Files one engine-proposed edit may touch. */
+export const ENGINE_EDIT_FILES_MAX = 1000;
+/** Surviving occurrences of an old name reported after a rename. */
+export const RENAME_SURVIVORS_MAX = 100;
+/** References named by a `no_references` refusal or a forced removal's warning. */
+export const REMOVE_REFERENCES_REPORTED_MAX = 64;
 /** How long a change waits for the tree's cross-process lock before `temporarily_unavailable`. */
 export const CHANGE_LOCK_WAIT_MS = 30_000;
 /** Longest pause between two attempts to take the tree lock (the backoff starts at 1 ms). */

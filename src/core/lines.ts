@@ -132,6 +132,15 @@ export function lineEndingOf(line: string): LineEnding {
   return 'none';
 }
 
+/** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
+export function cutUtf8(value: string, max: number): string {
+  const bytes = Buffer.from(value, 'utf8');
+  if (bytes.length <= max) return value;
+  let end = max;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
 /** The ending most lines of the text use; LF when it has none. */
 export function prevailingEol(s: string): '\n' | '\r\n' {
   let lf = 0;

@@ -55,6 +55,12 @@ export interface BuildStats {
   elapsedMs: number;
 }
 
+/** A file whose indexed bytes changed in a published batch (rift's own writes and external ones). */
+export interface FileChangeEvent {
+  path: string;
+  kind: 'created' | 'changed' | 'deleted';
+}
+
 export interface BuildProgress {
   phase: 'walk' | 'parse';
   /** Files read so far of the `total` this build reads. */
@@ -126,6 +132,7 @@ export class Indexer {
   private observed: { version: number; value: { captured: string; indexed: string } | null } | null = null;
   private readonly debounceMs: number;
   private readonly listeners = new Set<(s: Snapshot) => void>();
+  private readonly fileListeners = new Set<(changes: FileChangeEvent[]) => void>();
   private built: { config: WorkspaceConfig; promise: Promise<BuildStats> } | null = null;
   /** Path → digest of the published snapshot, loaded when a read first needs it. */
   private digests: Map<string, string> | null = null;
@@ -231,6 +238,17 @@ export class Indexer {
   onPublish(listener: (s: Snapshot) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called with the files each published batch added, rewrote or removed. */
+  onFilesChanged(listener: (changes: FileChangeEvent[]) => void): () => void {
+    this.fileListeners.add(listener);
+    return () => this.fileListeners.delete(listener);
+  }
+
+  private emitFiles(changes: FileChangeEvent[]): void {
+    if (changes.length === 0) return;
+    for (const l of this.fileListeners) l(changes);
   }
 
   /**
@@ -340,10 +358,13 @@ export class Indexer {
       this.store.applyBatch([], [], deletions);
       if (binding) this.graph.record([], deletions);
     });
+    const changed: FileChangeEvent[] = deletions.map((path) => ({ path, kind: 'deleted' }));
     onProgress?.({ phase: 'parse', done: 0, total: work.length, stored: 0, skipped: 0 });
     let done = 0;
     const write = (results: ParseOutcome[]) => {
       const { updates, touches, drops } = this.classify(results, stored);
+      for (const u of updates) changed.push({ path: u.path, kind: stored.has(u.path) ? 'changed' : 'created' });
+      for (const path of drops) changed.push({ path, kind: 'deleted' });
       const skips = results.flatMap((r) => {
         const e = entries.get(r.path);
         return !r.ok && e ? [{ path: r.path, size: e.size, mtimeMs: e.mtimeMs, reason: r.reason }] : [];
@@ -399,6 +420,7 @@ export class Indexer {
       });
     }
     this.publish(this.store.commitRevision());
+    this.emitFiles(changed);
     this.reconciledConfig = config;
     this.releaseEarlyReaders();
     this.leftOut = [
@@ -609,6 +631,7 @@ export class Indexer {
     await this.parse(work, maxFileBytes, (batch) => results.push(...batch));
     const { updates, touches, drops } = this.classify(results, new Map());
     if (updates.length + touches.length + drops.length + deletions.length > 0) {
+      const changed: FileChangeEvent[] = updates.map((u) => ({ path: u.path, kind: this.store.file(u.path) ? 'changed' : 'created' }));
       this.transaction(() => {
         this.store.applyBatch(updates, touches, [...drops, ...deletions]);
         if (selection.config.providers.binding.enabled) {
@@ -617,6 +640,7 @@ export class Indexer {
         }
       });
       this.publish(this.store.commitRevision());
+      this.emitFiles([...changed, ...[...drops, ...deletions].map((path): FileChangeEvent => ({ path, kind: 'deleted' }))]);
     }
   }
 

@@ -3,7 +3,7 @@ import { treeRevision } from '../core/digest.ts';
 import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
-import { nameKey } from './text.ts';
+import { nameKey, phrase, queryWords } from './text.ts';
 
 // The persistent index in `<workspace>/.rift/rift.db` (SQLite, WAL). better-sqlite3 is
 // synchronous, so a read that runs its queries without awaiting sees one committed state:
@@ -400,6 +400,23 @@ export class Store {
   indexedRange(path: string, start: number, end: number): Uint8Array | null {
     const file = this.file(path);
     return file ? this.indexedSpan(file, start, end) : null;
+  }
+
+  /**
+   * Paths of the full-text files that may hold `name`, in path order: those with a chunk carrying
+   * all of its words (a rename's sweep). A superset — the words may stand apart there — so the
+   * caller checks the bytes; a name with no words (`$`) matches every full-text file.
+   */
+  pathsWithWords(name: string): string[] {
+    const words = queryWords(name);
+    const rows = (
+      words.length > 0
+        ? this.cached('pathsWithWords', `SELECT DISTINCT f.path AS path FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS} WHERE chunks_fts MATCH ? ORDER BY f.path`).all(
+            words.map((w) => phrase(w)).join(' AND '),
+          )
+        : this.cached('pathsWithText', `SELECT DISTINCT f.path AS path FROM chunks c ${CHUNK_JOINS} ORDER BY f.path`).all()
+    ) as Array<{ path: string }>;
+    return rows.map((r) => r.path);
   }
 
   private indexedSpan(file: StoredFile, start: number, end: number): Uint8Array | null {

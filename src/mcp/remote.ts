@@ -4,7 +4,9 @@ import { isRiftError } from '../core/errors.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ChangeApi, ReadApi, SearchApi } from '../services/api.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
-import { TRUSTED_HOOKS_META } from './wire.ts';
+import { RENAME_REVIEW_META, TRUSTED_HOOKS_META } from './wire.ts';
+import type { ProposedWrite } from '../change/rename.ts';
+import { RENAME_PROPOSED, type ChangeResult } from '../protocol/change.ts';
 import { fromWireError } from './errors.ts';
 import type { ServerLock } from './lock.ts';
 import { serverUrl } from './discovery.ts';
@@ -29,8 +31,10 @@ export async function connectRemote(lock: ServerLock, client: { name: string; ve
   await mcp.connect(transport);
   const call = async <T>(name: string, args: object, options: ChangeOptions = {}): Promise<T> => {
     try {
-      const meta = options.trustedHooks === undefined ? undefined : { [TRUSTED_HOOKS_META]: options.trustedHooks };
-      const result = await mcp.callTool({ name, arguments: args as Record<string, unknown>, ...(meta ? { _meta: meta } : {}) });
+      const meta: Record<string, unknown> = {};
+      if (options.trustedHooks !== undefined) meta[TRUSTED_HOOKS_META] = options.trustedHooks;
+      if (options.renameReview !== undefined) meta[RENAME_REVIEW_META] = 'propose' in options.renameReview ? 'propose' : { approved: options.renameReview.approved };
+      const result = await mcp.callTool({ name, arguments: args as Record<string, unknown>, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) });
       return result.structuredContent as T;
     } catch (e) {
       throw fromWireError(e) ?? e;
@@ -51,12 +55,30 @@ export async function connectRemote(lock: ServerLock, client: { name: string; ve
       removeNode: (input, options) => call('remove_node', input, options),
       patch: (input, options) => call('patch', input, options),
       moveFile: (input, options) => call('move_file', input, options),
+      // The server cannot call a reviewer back: the rename is proposed, reviewed here, then
+      // applied only as approved (the same files, each still holding the approved bytes).
+      renameSymbol: async (input, options = {}, review) => {
+        if (!review) return call('rename_symbol', input, options);
+        const proposed = await call<ChangeResult>('rename_symbol', input, { ...options, renameReview: { propose: true } });
+        const writes = proposalOf(proposed);
+        if (writes === null) return proposed; // refused for a reason of its own (declined, unsupported, …)
+        await review(writes);
+        return call('rename_symbol', input, { ...options, renameReview: { approved: writes } });
+      },
     },
     async close() {
       await transport.terminateSession().catch(() => {});
       await mcp.close();
     },
   };
+}
+
+/** The files a propose-only rename answered with, or null when it answered anything else. */
+function proposalOf(result: ChangeResult): ProposedWrite[] | null {
+  if (result.status !== 'refused') return null;
+  const d = result.diagnostics.find((x) => x.code === RENAME_PROPOSED);
+  const writes = d?.extensions.writes;
+  return Array.isArray(writes) ? (writes as ProposedWrite[]) : null;
 }
 
 /**

@@ -7,11 +7,13 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { invalidField } from '../core/errors.ts';
+import { ENGINE_EDIT_FILES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { parseInput } from '../protocol/validate.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
 import { TOOLS, jsonSchema, type ToolAnnotations, type ToolServices } from './tools.ts';
-import { TRUSTED_HOOKS_META } from './wire.ts';
+import { RENAME_REVIEW_META, TRUSTED_HOOKS_META } from './wire.ts';
+import type { RenameReview } from '../change/rename.ts';
 import { RESOURCES, RESOURCE_MIME_TYPE, resolveResourceUri } from './resources.ts';
 import { wireError } from './errors.ts';
 import { BoundedStdioTransport } from './stdio-transport.ts';
@@ -27,8 +29,32 @@ export const SERVER_INSTRUCTIONS =
   'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged.';
 
 function changeOptions(meta: Record<string, unknown> | undefined): ChangeOptions {
+  const options: ChangeOptions = {};
   const trusted = meta?.[TRUSTED_HOOKS_META];
-  return typeof trusted === 'string' ? { trustedHooks: trusted } : {};
+  if (typeof trusted === 'string') options.trustedHooks = trusted;
+  const review = meta?.[RENAME_REVIEW_META];
+  if (review !== undefined) options.renameReview = renameReview(review);
+  return options;
+}
+
+/** `"propose"` or `{"approved": [{"path", "sha256"}, …]}`; anything else is a bad request. */
+function renameReview(value: unknown): RenameReview {
+  const field = `_meta.${RENAME_REVIEW_META}`;
+  if (value === 'propose') return { propose: true };
+  const approved = (value as { approved?: unknown } | null)?.approved;
+  if (typeof value !== 'object' || value === null || Object.keys(value).length !== 1 || !Array.isArray(approved)) {
+    throw invalidField(field, 'not "propose" or {"approved": [...]}');
+  }
+  if (approved.length > ENGINE_EDIT_FILES_MAX) throw invalidField(field, `more than ${ENGINE_EDIT_FILES_MAX} approved files`);
+  return {
+    approved: approved.map((w: unknown) => {
+      const { path, sha256 } = (w ?? {}) as { path?: unknown; sha256?: unknown };
+      if (typeof path !== 'string' || typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256) || Object.keys(w as object).length !== 2) {
+        throw invalidField(field, 'an approved file is not {"path": <project path>, "sha256": <64 hex digits>}');
+      }
+      return { path, sha256 };
+    }),
+  };
 }
 
 export interface ServedTool {

@@ -14,6 +14,7 @@ import {
   PatchInput,
   RemoveNodeInput,
   RemoveSymbolInput,
+  RenameSymbolInput,
   ReplaceNodeInput,
   ReplaceSymbolInput,
 } from '../protocol/change.ts';
@@ -143,7 +144,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: change(true, true),
     description:
       'Remove a declaration: its whole span (attached docs and attributes included) and the separator after it, so no blank-line run is left. ' +
-      'Without a configured language engine the removal applies and carries a rift.remove.references_unchecked warning.',
+      'The language engine checks references first: a standing reference refuses (no_references) unless force is set; an engine still loading that reports none fails temporarily_unavailable (resend, or force). ' +
+      'Without an engine the removal applies with a rift.remove.references_unchecked warning naming why.',
     phase: 'change',
     input: RemoveSymbolInput,
     output: ChangeResult,
@@ -176,7 +178,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Remove a syntax node',
     annotations: change(true, true),
     description:
-      'Remove a witnessed syntax node. A node naming a declaration removes the declaration like remove_symbol (rift.remove.references_unchecked without an engine); any other node is removed with a rift.remove.node_unchecked warning.',
+      'Remove a witnessed syntax node. A node naming a declaration removes the declaration like remove_symbol, references checked the same way (force overrides); any other node is removed with a rift.remove.node_unchecked warning.',
     phase: 'change',
     input: RemoveNodeInput,
     output: ChangeResult,
@@ -195,11 +197,25 @@ export const TOOLS: readonly ToolDefinition[] = [
     handler: (s, args, o) => s.change.patch(args, o),
   }),
   tool({
+    name: 'rename_symbol',
+    title: 'Rename a declaration',
+    annotations: change(true, true),
+    description:
+      "Rename a declaration (SymbolId) and every reference to it, as the language engine for its language proposes (prepareRename, then rename): all files land as one change, each edit witnessed against the current bytes. " +
+      'Refuses unsupported when the language has no engine, and unmet_precondition (engine_proposed_edits, with the engine\'s words) when the engine declines. ' +
+      'The result warns rift.rename.surviving_occurrence for each whole-word occurrence of the old name left in the tree (comments, strings, unrelated declarations).',
+    phase: 'change',
+    input: RenameSymbolInput,
+    output: ChangeResult,
+    handler: (s, args, o) => s.change.renameSymbol(args, o),
+  }),
+  tool({
     name: 'move_file',
     title: 'Move a file',
     annotations: change(true, true),
     description:
-      'Move a visible regular file to a new project path (which must not exist and must pass [source]); parent directories are created. Without a language engine references are not updated and the result carries rift.move.references_not_updated.',
+      'Move a visible regular file to a new project path (which must not exist and must pass [source]); parent directories are created. ' +
+      'A language engine advertising workspace/willRenameFiles (typescript-language-server) rewrites the imports in the same change; otherwise references are not updated and the result carries rift.move.references_not_updated naming why.',
     phase: 'change',
     input: MoveFileInput,
     output: ChangeResult,

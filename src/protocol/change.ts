@@ -90,6 +90,15 @@ export const PatchInput = z
   .strict();
 export type PatchInput = z.infer<typeof PatchInput>;
 
+export const RenameSymbolInput = z
+  .object({
+    symbol: SymbolId,
+    new_name: z.string().min(1).max(4096).describe('The new name; the language engine judges whether it is valid'),
+    projection: Projection.optional(),
+  })
+  .strict();
+export type RenameSymbolInput = z.infer<typeof RenameSymbolInput>;
+
 export const MoveFileInput = z
   .object({
     path: ProjectPath.describe('The visible regular file to move'),
@@ -114,6 +123,9 @@ export const PreconditionValue = z
   ])
   .meta({ id: 'PreconditionValue' });
 export type PreconditionValue = z.infer<typeof PreconditionValue>;
+
+/** The diagnostic code of a propose-only rename (`rift/rename-review`); `extensions.writes` carries the proposal. */
+export const RENAME_PROPOSED = 'rift.rename.proposed';
 
 export const PreconditionKind = z.enum(['target_exists', 'source_unchanged', 'target_is_file', 'writable', 'no_references', 'engine_proposed_edits']);
 
@@ -180,7 +192,22 @@ export const ChangeWarning = z.discriminatedUnion('kind', [
     { path: ProjectPath, reason: z.string() },
     'The file moved, but no language engine updated references to it',
   ),
+  changeWarning(
+    'rift.rename.surviving_occurrence',
+    { path: ProjectPath, line: z.number().int().min(1).describe('1-based line of the occurrence') },
+    'The old name still occurs here after the rename: a comment, a string, or another declaration of the same name',
+  ),
+  changeWarning(
+    'rift.remove.references_forced',
+    {
+      references: z
+        .array(z.object({ path: z.string().describe('Project path, or the engine\'s URI for a file outside the workspace'), line: z.number().int().min(1) }).strict())
+        .describe('The standing references the engine reported (at most 64)'),
+    },
+    'force removed a declaration the language engine still sees referenced',
+  ),
   changeWarning('rift.remove.references_unchecked', { reason: z.string() }, 'The removal applied without a reference check'),
+  changeWarning('rift.remove.readiness_unconfirmed', {}, 'force removed a declaration the engine reported unreferenced before confirming its readiness'),
   changeWarning('rift.remove.node_unchecked', {}, 'The removed node names no declaration; nothing was checked'),
   changeWarning('rift.snapshot.stale', { reason: z.string() }, 'The change landed but the index could not refresh'),
 ]);

@@ -7,4 +7,4 @@ import type { SearchService } from './search-service.ts';
 
 export type ReadApi = Pick<ReadService, 'getSymbol' | 'nodes'>;
 export type SearchApi = Pick<SearchService, 'search'>;
-export type ChangeApi = Pick<ChangeService, 'replaceSymbol' | 'insertSymbol' | 'removeSymbol' | 'replaceNode' | 'insertNode' | 'removeNode' | 'patch' | 'moveFile'>;
+export type ChangeApi = Pick<ChangeService, 'replaceSymbol' | 'insertSymbol' | 'removeSymbol' | 'replaceNode' | 'insertNode' | 'removeNode' | 'patch' | 'moveFile' | 'renameSymbol'>;

@@ -5,6 +5,7 @@ import { log } from '../core/log.ts';
 import { projectPathViolation } from '../core/path.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import type { HookConfig } from '../config/workspace-config.ts';
+import type { EngineRegistry } from '../engine/registry.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import type {
@@ -16,6 +17,7 @@ import type {
   RemoveNodeInput,
   RemoveSymbolInput,
   ReplaceNodeInput,
+  RenameSymbolInput,
   ReplaceSymbolInput,
 } from '../protocol/change.ts';
 import { applyPlan } from '../change/apply.ts';
@@ -26,6 +28,7 @@ import { planPatch } from '../change/patch.ts';
 import type { ChangeContext, Plan } from '../change/plan.ts';
 import { hasInterruptedChanges, recoverChanges } from '../change/journal.ts';
 import { isRefusal } from '../change/refusal.ts';
+import { checkReview, planRename, proposedWrites, type ProposedWrite, type RenameReview } from '../change/rename.ts';
 import { TreeLock, type Held } from '../change/tree-lock.ts';
 
 // Transport-free change tools (spec "Changes"). Request-shape checks run first and fail as
@@ -72,6 +75,12 @@ export interface ChangeOptions {
    * one its user chose to serve.
    */
   trustedHooks?: string;
+  /**
+   * A rename reviewed by a caller in another process (`RenameReview`, change/rename.ts):
+   * `propose` plans and refuses with the files it would write; `approved` applies only the
+   * approved files, each still holding the approved bytes.
+   */
+  renameReview?: RenameReview;
 }
 
 export class ChangeService {
@@ -84,6 +93,7 @@ export class ChangeService {
     private readonly root: string,
     private readonly config: ConfigLoader,
     private readonly indexer: Indexer,
+    private readonly engines: EngineRegistry,
   ) {
     this.lock = TreeLock.acquire(root);
     // Read before the index is first built, so every change logged after it is replayed.
@@ -130,7 +140,7 @@ export class ChangeService {
 
   removeSymbol(input: RemoveSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_symbol', options, (ctx) => removeSymbol(ctx, input.symbol));
+    return this.run('remove_symbol', options, (ctx) => removeSymbol(ctx, input.symbol, input.force === true));
   }
 
   replaceNode(input: ReplaceNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -147,7 +157,7 @@ export class ChangeService {
 
   removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
     unserved(input);
-    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node), true);
+    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true), true);
   }
 
   patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -155,6 +165,22 @@ export class ChangeService {
     const body = resolveBodySource('patch', input.patch, PATCH_BYTES_MAX);
     if (body.length === 0) throw invalidField('patch', 'empty');
     return this.run('patch', options, (ctx) => planPatch(ctx, body));
+  }
+
+  /**
+   * `review`, when given, sees the files the engine's edits will write after resolution and
+   * before anything is written (the agent's approval gate and undo journal); throwing from it
+   * abandons the change. A caller in another process reviews through `options.renameReview`.
+   */
+  renameSymbol(input: RenameSymbolInput, options: ChangeOptions = {}, review?: (writes: ProposedWrite[]) => Promise<void>): Promise<ChangeResult> {
+    unserved(input);
+    return this.run('rename_symbol', options, async (ctx) => {
+      const plan = await planRename(ctx, input.symbol, input.new_name);
+      const writes = proposedWrites(plan);
+      if (options.renameReview) checkReview(options.renameReview, plan.addresses, writes);
+      await review?.(writes);
+      return plan;
+    });
   }
 
   moveFile(input: MoveFileInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -165,7 +191,7 @@ export class ChangeService {
   }
 
   /** `parses`: the plan itself parses (finding a node's declaration), so the grammars load first. */
-  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan, parses = false): Promise<ChangeResult> {
+  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>, parses = false): Promise<ChangeResult> {
     const deadline = performance.now() + this.budgetMs;
     const accepted = this.config.current();
     await this.indexer.ensureBuilt(accepted.config).catch((e: unknown) => {
@@ -179,10 +205,15 @@ export class ChangeService {
       const started = performance.now();
       await this.recover(held);
       await this.catchUp(held);
-      const ctx: ChangeContext = { root: this.root, config: gated ? { ...accepted.config, hooks: [] } : accepted.config, indexer: this.indexer };
+      const ctx: ChangeContext = {
+        root: this.root,
+        config: gated ? { ...accepted.config, hooks: [] } : accepted.config,
+        indexer: this.indexer,
+        engines: this.engines,
+      };
       let result: ChangeResult;
       try {
-        result = await applyPlan(ctx, plan(ctx));
+        result = await applyPlan(ctx, await plan(ctx));
       } catch (e) {
         if (!isRefusal(e)) throw e;
         result = e.result;

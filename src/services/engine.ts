@@ -4,6 +4,8 @@ import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { openStore } from '../index/store-open.ts';
 import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
+import { EngineRegistry } from '../engine/registry.ts';
+import type { EngineTrust } from '../engine/definitions.ts';
 import { RevisionIndex } from '../index/revision.ts';
 import { SemanticTier } from '../index/semantic.ts';
 import { ReadService } from './read-service.ts';
@@ -11,7 +13,7 @@ import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
 import { ChangeService } from './change-service.ts';
 import { MapService } from './map-service.ts';
-import { WorkspaceService } from './workspace-service.ts';
+import { registryEngineStates, WorkspaceService } from './workspace-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -19,6 +21,11 @@ import { WorkspaceService } from './workspace-service.ts';
 export interface EngineOptions {
   /** Keep the index current from filesystem events (servers do; one-shot CLI commands don't). */
   watch: boolean;
+  /**
+   * Which engine definitions from the project's rift.toml that run a program of its choosing the
+   * user trusts (`engineTrustKey`; front ends ask the user's trust store). Without it none run.
+   */
+  engineTrust?: EngineTrust;
 }
 
 export class Engine {
@@ -29,6 +36,8 @@ export class Engine {
     readonly read: ReadService,
     readonly search: SearchService,
     readonly change: ChangeService,
+    /** The language engines (LSP); `engines.states()` is each language's engine state. */
+    readonly engines: EngineRegistry,
     readonly gate: ReadGate,
     readonly map: MapService,
     readonly workspace: WorkspaceService,
@@ -48,10 +57,20 @@ export class Engine {
     const semantic = new SemanticTier(root, store, () => config.current().config.search.semantic);
     // Every published batch may hold declarations without vectors.
     indexer.onPublish(() => semantic.schedule());
-    const change = new ChangeService(root, config, indexer);
+    const engines = new EngineRegistry(root, config, indexer, options.engineTrust ?? (() => false));
+    const change = new ChangeService(root, config, indexer, engines);
     const engine = new Engine(
-      root, config, indexer, new ReadService(root, gate, indexer), new SearchService(root, gate, indexer, semantic), change,
-      gate, new MapService(root, indexer), new WorkspaceService(config, indexer), semantic,
+      root,
+      config,
+      indexer,
+      new ReadService(root, gate, indexer),
+      new SearchService(root, gate, indexer, semantic),
+      change,
+      engines,
+      gate,
+      new MapService(root, indexer),
+      new WorkspaceService(config, indexer, registryEngineStates(engines)),
+      semantic,
     );
     await change.recoverAtStart();
     if (options.watch) await indexer.watch();
@@ -74,6 +93,7 @@ export class Engine {
   async close(): Promise<void> {
     await this.change.close();
     this.map.close();
+    await this.engines.close();
     this.gate.revisions.close();
     await this.semantic.close();
     await this.indexer.close();

@@ -6,6 +6,7 @@ import { languageFor, type LanguageEntry } from '../config/workspace-config.ts';
 import type { WorkspaceResource } from '../protocol/resources.ts';
 import { SYNTAX_LANGUAGES } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
+import type { EngineRegistry } from '../engine/registry.ts';
 import { sourcePage } from '../index/resource-queries.ts';
 import { pagination } from './read-gate.ts';
 
@@ -22,24 +23,50 @@ export interface EngineStatus {
   detail?: string;
 }
 
-/**
- * What the language engines report about themselves. Until engines run in-process, the
- * configuration alone answers: `not_configured` without an `lsp` key, `configured` with one.
- * An engine host replaces this with `starting`, `ready` or `failed` as its processes go.
- */
+/** What the language engines report about themselves, one language at a time. */
 export interface EngineStates {
   status(entry: LanguageEntry): EngineStatus;
 }
 
-export const configuredEngineStates: EngineStates = {
-  status: (entry) => (entry.lsp === null ? { engine: null, state: 'not_configured' } : { engine: entry.lsp, state: 'configured' }),
-};
+/**
+ * The engine registry's live states on the wire's scale: a language with no engine (none
+ * configured or found, `lsp = false`, disabled, or a command the project is not trusted to run)
+ * is `not_configured`, with the reason as detail; an engine not started yet is `configured`;
+ * starting, loading a project and restarting after a crash are `starting`.
+ */
+export function registryEngineStates(registry: EngineRegistry): EngineStates {
+  return {
+    status(entry) {
+      const s = registry.states().find((x) => x.language === entry.id);
+      if (!s) return { engine: null, state: 'not_configured' };
+      const out = (state: EngineState, detail?: string): EngineStatus => (detail === undefined ? { engine: s.engine, state } : { engine: s.engine, state, detail });
+      switch (s.state) {
+        case 'unavailable':
+          return out('not_configured', s.reason);
+        case 'idle':
+          return out('configured');
+        case 'stopped':
+          return out('configured', 'stopped with the workspace');
+        case 'starting':
+          return out('starting', 'process starting');
+        case 'loading':
+          return out('starting', 'loading the project');
+        case 'restarting':
+          return out('starting', `restarting after a crash (${s.restarts ?? 0} so far)${s.reason ? `: ${s.reason}` : ''}`);
+        case 'ready':
+          return out('ready');
+        case 'failed':
+          return out('failed', s.reason ?? 'the engine failed');
+      }
+    },
+  };
+}
 
 export class WorkspaceService {
   constructor(
     private readonly config: ConfigLoader,
     private readonly indexer: Indexer,
-    private readonly engines: EngineStates = configuredEngineStates,
+    private readonly engines: EngineStates,
   ) {}
 
   read(pageIndex: number): WorkspaceResource {

@@ -183,7 +183,7 @@ max_dependency_bytes = "1gb"
     enabled: false,
     include: ['*.ts'],
     exclude: ['*.d.ts'],
-    lsp: 'typescript-language-server',
+    lsp: { engine: 'typescript-language-server', command: null, args: null, initialization_options: null, root_markers: null, ready_timeout: null },
     builtin: true,
   });
   assert.deepEqual(c.languages[1], defaultConfig().languages[1]);
@@ -354,7 +354,7 @@ test('wrong types name the field, the expected and the found type', () => {
   bad('[execution]\nmax_timeout = 30\n', 'execution.max_timeout', 'wrong_type', { expected: 'duration string' });
   bad('languages = []\n', 'languages', 'wrong_type', { expected: 'table', found: 'array' });
   bad('[languages]\nrust = true\n', 'languages.rust', 'wrong_type', { expected: 'table', found: 'boolean' });
-  bad('[languages.rust]\nlsp = 1\n', 'languages.rust.lsp', 'wrong_type', { expected: 'string' });
+  bad('[languages.rust]\nlsp = 1\n', 'languages.rust.lsp', 'wrong_type', { expected: 'string, false or table' });
   bad('[hooks]\nid = "x"\n', 'hooks', 'wrong_type', { expected: 'array of tables', found: 'table' });
   bad('hooks = ["x"]\n', 'hooks[0]', 'wrong_type', { expected: 'table', found: 'string' });
   bad('[[hooks]]\nid = "a"\nprogram = "x"\nenvironment = { A = 1 }\n', 'hooks[0].environment.A', 'wrong_type', {
@@ -701,4 +701,45 @@ test('languageFor prefers built-ins, then custom entries in id order', () => {
   const c = cfg('[languages.zeta]\ninclude = ["*.ts", "*.x"]\n[languages.alpha]\ninclude = ["*.x"]\n');
   assert.equal(languageFor(c, 'a.ts')?.id, 'typescript');
   assert.equal(languageFor(c, 'a.x')?.id, 'alpha');
+});
+
+// ---------------------------------------------------------------------------------------------
+// Language engines ([languages.<id>].lsp)
+
+test('lsp takes false, a built-in engine id, or a definition table', () => {
+  assert.equal(cfg('[languages.python]\nlsp = false\n').languages[3].lsp, false);
+  assert.deepEqual(cfg('[languages.python]\nlsp = "pyright"\n').languages[3].lsp, {
+    engine: 'pyright', command: null, args: null, initialization_options: null, root_markers: null, ready_timeout: null,
+  });
+  const custom = cfg(`
+[languages.python.lsp]
+command = "pylsp"
+args = ["--check-parent-process"]
+initialization_options = { plugins = { rope = { enabled = true } }, depth = 3 }
+root_markers = ["pyproject.toml", "setup.cfg"]
+ready_timeout = "2s"
+`).languages[3].lsp;
+  assert.deepEqual(custom, {
+    engine: null,
+    command: 'pylsp',
+    args: ['--check-parent-process'],
+    initialization_options: { plugins: { rope: { enabled: true } }, depth: 3 },
+    root_markers: ['pyproject.toml', 'setup.cfg'],
+    ready_timeout: 2000,
+  });
+  const adjusted = cfg('[languages.typescript.lsp]\nengine = "typescript-language-server"\nready_timeout = "0ms"\n').languages[0].lsp;
+  assert.deepEqual(adjusted && { engine: adjusted.engine, ready_timeout: adjusted.ready_timeout }, { engine: 'typescript-language-server', ready_timeout: 0 });
+});
+
+test('engine definitions are checked: known ids, a command name, markers, the readiness bound', () => {
+  bad('[languages.python]\nlsp = "pylance"\n', 'languages.python.lsp', 'engine_unknown', { value: 'pylance', allowed: 'typescript-language-server|pyright|gopls|rust-analyzer|jdtls' });
+  bad('[languages.python]\nlsp = true\n', 'languages.python.lsp', 'wrong_type', { expected: 'string, false or table', found: 'boolean' });
+  bad('[languages.python.lsp]\nargs = []\n', 'languages.python.lsp', 'engine_command_missing');
+  bad('[languages.python.lsp]\ncommand = "/usr/bin/pylsp"\n', 'languages.python.lsp.command', 'engine_command_not_a_name', { command: '/usr/bin/pylsp' });
+  bad('[languages.python.lsp]\ncommand = "bin/pylsp"\n', 'languages.python.lsp.command', 'engine_command_not_a_name');
+  bad('[languages.python.lsp]\ncommand = " "\n', 'languages.python.lsp.command', 'engine_command_empty');
+  bad('[languages.python.lsp]\ncommand = "pylsp"\nbogus = 1\n', 'languages.python.lsp.bogus', 'unknown_key');
+  bad('[languages.python.lsp]\ncommand = "pylsp"\nroot_markers = ["a/b"]\n', 'languages.python.lsp.root_markers[0]', 'root_marker_invalid', { value: 'a/b' });
+  bad('[languages.python.lsp]\ncommand = "pylsp"\nready_timeout = "11m"\n', 'languages.python.lsp.ready_timeout', 'limit_out_of_range', { range: '0ms..10m' });
+  bad('[languages.python.lsp]\ncommand = "pylsp"\ninitialization_options = 3\n', 'languages.python.lsp.initialization_options', 'wrong_type', { expected: 'table' });
 });

@@ -36,3 +36,19 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/**
+ * Runs `call` again while it fails `temporarily_unavailable` (an engine still loading a project on
+ * a busy machine), as the contract's `retry: same_request` asks of a client; bounded.
+ */
+export async function resend<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await call();
+    } catch (e) {
+      const code = (e as { code?: unknown; data?: { code?: unknown } }).data?.code ?? (e as { code?: unknown }).code;
+      if (code !== 'temporarily_unavailable' || i >= attempts) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}

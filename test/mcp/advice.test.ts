@@ -10,7 +10,7 @@ import { limitExceeded } from '../../src/core/errors.ts';
 
 const FILES = {
   'app.py': 'def keep():\n    return 1\n\n\ndef drop():\n    return 2\n',
-  'rift.toml': '[languages.python]\nlsp = "pyright"\n',
+  'rift.toml': '[languages.python]\nlsp = false\n',
 };
 
 describe('advice that fits', () => {
@@ -45,13 +45,13 @@ describe('advice that fits', () => {
     );
   });
 
-  test('with lsp = "pyright" configured, the unchecked-references warning says the engine is not started, not that none is configured', async () => {
+  test('with lsp = false configured, the unchecked-references warning says the configuration turned the engine off', async () => {
     const r = (await ws.rift.call('remove_symbol', { symbol: sym('drop') })) as { summary: { warnings: Array<{ kind: string; message: string; reason: string }> } };
     assert.deepEqual(r.summary.warnings, [
       {
         kind: 'rift.remove.references_unchecked',
-        message: 'references were not checked: the language engine pyright configured for python is not started by this build, so nothing confirmed the declaration is unused',
-        reason: 'the language engine pyright configured for python is not started by this build',
+        message: 'references were not checked: [languages.python] sets lsp = false, so nothing confirmed the declaration is unused',
+        reason: '[languages.python] sets lsp = false',
       },
     ]);
   });

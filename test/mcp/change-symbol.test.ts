@@ -16,7 +16,7 @@ type Result = {
     id: string;
     files: Array<{ path: string; change: string; size_bytes: number; line_count: number; lines_added: number; lines_removed: number; digest?: string }>;
     diagnostics: Array<{ code: string; message: string; severity: string }>;
-    warnings: Array<{ kind: string }>;
+    warnings: Array<{ kind: string; reason?: string }>;
   };
 };
 
@@ -133,16 +133,19 @@ describe('change tools: declarations', () => {
     assert.ok(hit.hits.some((h) => h.path === 'gen/deep/new.ts'), 'a later read sees the created file');
   });
 
-  test('remove_symbol takes docs, attributes and the following separator; warns references unchecked', async () => {
+  test('remove_symbol takes docs, attributes and the following separator; checks references where an engine serves', async () => {
     const r = await call('remove_symbol', { symbol: sym('typescript', 'web/a.ts', 'add') });
     assert.equal(r.status, 'applied');
     assert.equal(read('web/a.ts'), 'export class Box {\n  open(): void {}\n\n  close(): void {}\n}\n');
-    assert.deepEqual(r.summary!.warnings.map((w) => w.kind), ['rift.remove.references_unchecked']);
+    assert.deepEqual(r.summary!.warnings, [], 'typescript-language-server found no reference to add');
     const last = await call('remove_symbol', { symbol: sym('typescript', 'web/a.ts', 'Box.close') });
     assert.equal(last.status, 'applied');
     assert.equal(read('web/a.ts'), 'export class Box {\n  open(): void {}\n}\n');
     const go = await call('remove_symbol', { symbol: sym('go', 'cmd/main.go', 'Run') });
     assert.equal(go.status, 'applied');
+    // gopls is used only when on PATH, and then only under a go.mod: either way this file has no engine.
+    assert.deepEqual(go.summary!.warnings.map((w) => w.kind), ['rift.remove.references_unchecked']);
+    assert.match(go.summary!.warnings[0].reason!, /^gopls (was not found on PATH|needs one of go\.work, go\.mod at or above cmd\/main\.go)/);
     assert.equal(read('cmd/main.go'), 'package main\n\nfunc helper() {}\n\nfunc Tail() {}\n');
   });
 

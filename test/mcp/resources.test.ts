@@ -176,7 +176,8 @@ describe('rift://workspace', () => {
     });
     assert.equal(page0.languages[3].execution, true);
     assert.deepEqual(page0.languages[7], {
-      id: 'markdown', enabled: true, include: ['*.md'], exclude: [], syntax: false, execution: false, lsp: { engine: null, state: 'not_configured' },
+      id: 'markdown', enabled: true, include: ['*.md'], exclude: [], syntax: false, execution: false,
+      lsp: { engine: null, state: 'not_configured', detail: 'no language engine is configured for markdown ([languages.markdown].lsp)' },
     });
     assert.deepEqual(page0.hooks, [{ id: 'fmt', kind: 'format', role: 'transform', include: ['*.ts'], exclude: [] }]);
     assert.equal(page0.source.length, 1000);

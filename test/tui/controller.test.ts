@@ -207,7 +207,7 @@ describe('TUI controller: slash commands', () => {
       tools: [{ name: `${name}_run`, description: 'run it', command: 'make it', parameters: { type: 'object' } }],
     });
     const store = new TrustStore(join(home, 'trusted.json'));
-    const requests = trustRequests({ projectConfig: null, hooks: [], plugins: [plugin('lint'), plugin('deploy')], mcp: [], trust: store });
+    const requests = trustRequests({ projectConfig: null, hooks: [], engines: [], plugins: [plugin('lint'), plugin('deploy')], mcp: [], trust: store });
     const trusted: TrustRequest[] = [];
     const { c, questions, key, shown } = setup({ requests, trusted });
     c.start();

@@ -4,13 +4,16 @@ import { isRiftError } from '../../core/errors.ts';
 import { ConfigLoader } from '../../config/loader.ts';
 import type { HookConfig } from '../../config/workspace-config.ts';
 import { hooksKey } from '../../services/change-service.ts';
+import { engineTrustKey, engineTrustLine } from '../../engine/definitions.ts';
 import { PROJECT_CONFIG_FILE, loadAgentConfig, userDirs, type McpServerConfig, type ProjectConfigTrust } from '../base/config.ts';
 import type { TrustStore } from '../policy/trust.ts';
 import { discoverPlugins, type Plugin } from './plugins.ts';
 
 // What a cloned repository asks to be trusted with before any of it runs or redirects the
 // agent: a `.rift.json` that sets gated keys, `rift.toml` `[[hooks]]` (run after the agent's
-// edits through the change engine), project plugins that declare tools or hooks, and MCP
+// edits through the change engine), `rift.toml` language engines that name a program, arguments
+// or initialization options of the project's choosing (started by every rift front end, the MCP
+// server included, only once trusted), project plugins that declare tools or hooks, and MCP
 // servers the project declares (each started only once trusted). Each is
 // one question with the choices `trust` / `skip`; skipping, or no answer, keeps it off. A
 // decision is stored per content (a digest, or the plugin manifest text), so an edited file is
@@ -19,6 +22,7 @@ import { discoverPlugins, type Plugin } from './plugins.ts';
 export type TrustSubject =
   | { kind: 'project-config'; config: ProjectConfigTrust }
   | { kind: 'workspace-hooks'; hooks: readonly HookConfig[]; key: string }
+  | { kind: 'language-engines'; engines: readonly ProjectEngine[] }
   | { kind: 'plugin'; plugin: Plugin }
   | { kind: 'mcp-server'; server: McpServerConfig };
 
@@ -39,6 +43,24 @@ export const TRUST_CHOICES: readonly string[] = ['trust', 'skip'];
 /** `trust`, `yes` or `y`, trimmed and in any case; anything else (or no answer) is skip. */
 export function trustAnswered(answer: string | null): boolean {
   return ['trust', 'yes', 'y'].includes((answer ?? '').trim().toLowerCase());
+}
+
+/** A `[languages.<id>].lsp` definition of the project's that waits for trust before it runs. */
+export interface ProjectEngine {
+  language: string;
+  /** What it runs, for the question. */
+  line: string;
+  key: string;
+}
+
+/** The workspace's `rift.toml` engine definitions that run what the project chose (`engineTrustKey`). */
+export function workspaceEngines(cwd: string): ProjectEngine[] {
+  const accepted = new ConfigLoader(cwd).tryCurrent();
+  if (isRiftError(accepted)) return [];
+  return accepted.config.languages.flatMap((entry) => {
+    const key = entry.enabled ? engineTrustKey(entry) : null;
+    return key === null ? [] : [{ language: entry.id, line: engineTrustLine(entry), key }];
+  });
 }
 
 /** The workspace's `rift.toml` hooks, or none (no file, no hooks, or a file the engine refuses anyway). */
@@ -102,6 +124,7 @@ const SEPARATE = "(trusting a repo's commands is a separate decision from approv
 export function trustRequests(o: {
   projectConfig: ProjectConfigTrust | null;
   hooks: readonly HookConfig[];
+  engines: readonly ProjectEngine[];
   plugins: readonly Plugin[];
   /** The configured MCP servers; the project's untrusted ones are asked about. */
   mcp: readonly McpServerConfig[];
@@ -134,6 +157,18 @@ export function trustRequests(o: {
       });
     }
   }
+  const engines = o.engines.filter((e) => !o.trust.has(e.key));
+  if (engines.length > 0) {
+    const n = engines.length;
+    out.push({
+      subject: { kind: 'language-engines', engines },
+      question: `Project rift.toml configures ${n} language engine(s) with a program, arguments or options of its own — each starts a program from this repo's choice when a rename, removal, move or edit needs the engine. Trust them on this machine?`,
+      detail: engines.map((e) => e.line),
+      skippedNote: `project rift.toml language engines left untrusted — ${engines.map((e) => e.language).join(', ')} run no engine while auto-approve is on ${SEPARATE}`,
+      startupNote: `project rift.toml language engines not trusted yet — not started: ${engines.map((e) => e.language).join(', ')}. Trust them with \`rift trust\` or at the question in rift --serve`,
+      keys: engines.map((e) => e.key),
+    });
+  }
   for (const p of o.plugins) {
     if (p.scope !== 'project' || (p.tools.length === 0 && p.hooks.length === 0) || o.trust.has(p.key)) continue;
     const n = p.tools.length;
@@ -156,5 +191,5 @@ export function trustRequests(o: {
 export function pendingTrust(cwd: string, trust: TrustStore, env: NodeJS.ProcessEnv = process.env): TrustRequest[] {
   const { config, projectTrust } = loadAgentConfig(cwd, {}, env, (key) => trust.has(key));
   const { plugins } = discoverPlugins(join(cwd, '.rift', 'plugins'), join(userDirs(env).config, 'plugins'));
-  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), plugins, mcp: config.mcp, trust });
+  return trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, mcp: config.mcp, trust });
 }

@@ -12,7 +12,7 @@ import { ToolRegistry } from '../tools/registry.ts';
 import { discoverPersonas, rolesAndPersonasSection, type Persona } from '../extensions/personas.ts';
 import { discoverPlugins, pluginTool, type Plugin } from '../extensions/plugins.ts';
 import { McpServers } from '../extensions/mcp-servers.ts';
-import { mcpServerKey, trustRequests, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
+import { mcpServerKey, trustRequests, workspaceEngines, workspaceHooks, type TrustRequest } from '../extensions/project-trust.ts';
 import { hooksKey } from '../../services/change-service.ts';
 import { canonicalRoot } from '../../workspace/root.ts';
 import { compareNames, discoverSkills, skillsSection, skillTool, type Skill } from '../extensions/skills.ts';
@@ -143,7 +143,7 @@ export class AgentAssembly {
     ].sort(compareNames);
     if (skills.length > 0) note(`skills: ${skills.map((s) => s.name).join(', ')}`);
     // The project config, rift.toml hooks and plugins that run commands wait for a trust decision.
-    const requests = trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), plugins, mcp: config.mcp, trust });
+    const requests = trustRequests({ projectConfig: projectTrust, hooks: workspaceHooks(cwd), engines: workspaceEngines(cwd), plugins, mcp: config.mcp, trust });
     for (const r of requests) if (r.startupNote !== '') note(r.startupNote);
     const untrusted = new Set(requests.flatMap((r) => (r.subject.kind === 'plugin' ? [r.subject.plugin] : [])));
     const sandbox = Sandbox.create(config.sandbox, cwd, [userDirs().config, userDirs().data]);
@@ -225,6 +225,11 @@ export class AgentAssembly {
       return { info: `plugin '${p.name}' trusted — ${parts.join('; ')}`, persistError };
     }
     persist();
+    if (s.kind === 'language-engines') {
+      // The engine asks at each start, so the next change that needs one starts it.
+      if (persistError) for (const e of s.engines) this.sessionTrust.add(e.key);
+      return { info: `rift.toml language engines trusted — they start when a change needs them: ${s.engines.map((e) => e.language).join(', ')}`, persistError };
+    }
     if (s.kind === 'mcp-server') {
       const started = await this.mcp.start(s.server);
       return { info: `MCP server '${s.server.name}' trusted — ${started.text}`, persistError };
@@ -284,11 +289,17 @@ export class AgentAssembly {
   async openCode(cwd: string): Promise<void> {
     try {
       const root = canonicalRoot(cwd);
-      const workspace = await WorkspaceCode.open(root, this.version, () => ({ trustedHooks: this.trustedHooks(root) }));
+      const workspace = await WorkspaceCode.open(
+        root,
+        this.version,
+        () => ({ trustedHooks: this.trustedHooks(root) }),
+        (key) => this.sessionTrust.has(key) || this.trustStore.has(key),
+      );
       this.workspace = workspace;
       this.code.read = workspace.read;
       this.code.search = workspace.search;
       this.code.change = workspace.change;
+      this.code.engines = workspace.engines ?? undefined;
       const std = ToolRegistry.standard(this.code);
       for (const name of std.names()) if (!this.agent.registry.get(name)) this.agent.registry.register(std.get(name)!);
     } catch (e) {

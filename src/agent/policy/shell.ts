@@ -1,7 +1,8 @@
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { basename, delimiter, isAbsolute, join, resolve, sep } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { SHELL_COMMAND_BYTES_MAX, SHELL_NESTING_MAX } from '../../core/limits.ts';
+import { findOnPath } from '../../engine/definitions.ts';
 import { SyntaxLimitError, initShellSyntax, withShellTree } from '../../syntax/runtime.ts';
 
 // Shell commands read with a real shell grammar (tree-sitter-bash), so the permission rules see
@@ -1021,7 +1022,7 @@ export interface ProgramNames {
 }
 
 export function programNames(program: string, cwd: string, env: NodeJS.ProcessEnv): ProgramNames {
-  const absolute = program.includes('/') ? resolve(cwd, program) : lookPath(program, env.PATH ?? '');
+  const absolute = program.includes('/') ? resolve(cwd, program) : findOnPath(program, env.PATH ?? '');
   const all = new Set([program, basename(program)]);
   if (absolute) {
     all.add(absolute);
@@ -1034,19 +1035,4 @@ export function programNames(program: string, cwd: string, env: NodeJS.ProcessEn
     }
   }
   return { written: program, absolute, all: [...all] };
-}
-
-function lookPath(name: string, path: string): string | null {
-  for (const dir of path.split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, name);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
 }

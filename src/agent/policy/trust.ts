@@ -37,3 +37,11 @@ export class TrustStore {
     renameSync(tmp, this.path);
   }
 }
+
+/**
+ * Whether the user's trust store holds `key`, read afresh at each question, so a `rift trust` in
+ * another process counts at once (servers ask it before starting a project's language engine).
+ */
+export function userTrusts(key: string): boolean {
+  return TrustStore.user().has(key);
+}

@@ -82,7 +82,7 @@ export function resumeBrief(messages: readonly Message[]): string | null {
       if (READ_TOOLS.has(name) && path) read.add(path);
       else if (WRITE_TOOLS.has(name) && path) written.add(path);
       else if (name === 'patch' && typeof args.patch === 'string') for (const p of patchPaths(args.patch)) written.add(p);
-      else if (name === 'replace_symbol' && typeof args.symbol === 'string') {
+      else if ((name === 'replace_symbol' || name === 'rename_symbol') && typeof args.symbol === 'string') {
         const at = parseSymbolId(args.symbol);
         if (at) written.add(at.path);
       }

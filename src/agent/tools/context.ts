@@ -7,6 +7,7 @@ import type { Sandbox } from '../policy/sandbox.ts';
 import type { BackgroundTasks, CommandRun } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { ProjectFile, UndoJournal } from '../session/undo.ts';
+import type { EngineRegistry } from '../../engine/registry.ts';
 import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
 import { WorkspaceFiles, type LocateFailure } from '../../services/workspace-files.ts';
 
@@ -18,6 +19,8 @@ export interface CodeServices {
   read?: ReadApi;
   search?: SearchApi;
   change?: ChangeApi;
+  /** The language engines, when the code runs in this process: diagnostics after write and edit. */
+  engines?: EngineRegistry;
 }
 
 /** The files as an editor holds them (its open buffers, over ACP); absent: the disk. */

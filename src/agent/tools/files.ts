@@ -4,6 +4,7 @@ import { appliedDiff } from '../policy/diff.ts';
 import { ToolError, optBool, optInt, stringArg, type Tool } from '../base/tool.ts';
 import type { ProjectFile } from '../session/undo.ts';
 import { projectFile, type ToolContext } from './context.ts';
+import { engineReport } from './diagnostics.ts';
 import { lineNumberFromStarts, lineStarts, splitLines } from '../../core/lines.ts';
 import { FILE_BYTES_MAX } from '../../core/limits.ts';
 import { WriteRefused } from '../../services/workspace-files.ts';
@@ -228,7 +229,7 @@ export const writeTool: Tool<ToolContext> = {
     const prior = await priorOf(ctx, f, path);
     const { note } = await applyChange(ctx, 'write', f, prior, content);
     const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
-    return `Wrote ${Buffer.byteLength(content)} bytes to ${f.abs}${note}${hooks}`;
+    return `Wrote ${Buffer.byteLength(content)} bytes to ${f.abs}${note}${await engineReport(ctx, f.abs)}${hooks}`;
   },
 };
 
@@ -306,6 +307,6 @@ export const editTool: Tool<ToolContext> = {
     const { note } = await applyChange(ctx, 'edit', f, prior, proposed);
     const n = replaceAll ? count : 1;
     const hooks = (await ctx.hooks?.afterEdit(ctx, path)) ?? '';
-    return `Edited ${f.abs} (${n} replacement${n === 1 ? '' : 's'})${note}${hooks}`;
+    return `Edited ${f.abs} (${n} replacement${n === 1 ? '' : 's'})${note}${await engineReport(ctx, f.abs)}${hooks}`;
   },
 };

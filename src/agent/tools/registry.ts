@@ -1,7 +1,7 @@
 import { toolDef, type Tool } from '../base/tool.ts';
 import type { ToolDef } from '../base/types.ts';
 import { bashTool } from './bash.ts';
-import { patchTool, replaceSymbolTool } from './change.ts';
+import { patchTool, renameSymbolTool, replaceSymbolTool } from './change.ts';
 import { getSymbolTool, searchTool } from './code.ts';
 import type { CodeServices, ToolContext } from './context.ts';
 import { editTool, readTool, writeTool } from './files.ts';
@@ -25,6 +25,7 @@ const ALIAS_GROUPS: Record<string, string[]> = {
   fetch: ['web_fetch', 'http_get', 'get_url', 'fetch_url', 'curl', 'wget'],
   task: ['tasks', 'bg', 'task_status', 'check_task', 'background_task', 'task_output'],
   patch: ['apply_patch', 'apply_diff'],
+  rename_symbol: ['rename', 'rename_identifier', 'refactor_rename'],
   agent: ['Task', 'subagent', 'sub_agent', 'spawn_agent', 'delegate', 'dispatch_agent'],
 };
 
@@ -42,7 +43,7 @@ export class ToolRegistry {
     const list: Tool<ToolContext>[] = [readTool, writeTool, editTool, bashTool, lsTool, grepTool, globTool, planTool, askUserTool, taskTool];
     if (code.read) list.push(getSymbolTool);
     if (code.search) list.push(searchTool);
-    if (code.change) list.push(replaceSymbolTool, patchTool);
+    if (code.change) list.push(replaceSymbolTool, patchTool, renameSymbolTool);
     return new ToolRegistry(list);
   }
 

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from 'node:path';
 import { gatedChanges, loadAgentConfig, mergeConfig } from '../../../src/agent/base/config.ts';
 import { discoverPlugins } from '../../../src/agent/extensions/plugins.ts';
-import { trustAnswered, trustRequests, workspaceHooks } from '../../../src/agent/extensions/project-trust.ts';
+import { trustAnswered, trustRequests, workspaceEngines, workspaceHooks } from '../../../src/agent/extensions/project-trust.ts';
 import { hooksKey } from '../../../src/services/change-service.ts';
 import { TRUSTED_HOOKS_META } from '../../../src/mcp/wire.ts';
 import { startRift } from '../../helpers/mcp.ts';
@@ -130,15 +130,55 @@ describe('trust requests', () => {
     const { projectTrust } = loadAgentConfig(cwd, {}, { RIFT_HOME: home });
     const hooks = workspaceHooks(cwd);
     assert.deepEqual(hooks.map((h) => h.id), ['lint']);
-    const requests = trustRequests({ projectConfig: projectTrust, hooks, plugins, mcp: [], trust });
+    const requests = trustRequests({ projectConfig: projectTrust, hooks, engines: workspaceEngines(cwd), plugins, mcp: [], trust });
     assert.deepEqual(requests.map((r) => r.subject.kind), ['project-config', 'workspace-hooks', 'plugin']);
     assert.deepEqual(requests[1].detail, ['lint (validation): `npx eslint .`']);
     assert.deepEqual(requests[1].keys, [hooksKey(hooks)]);
     assert.match(requests[2].question, /^Project plugin 'tools' declares 1 tool\(s\)/);
     trust.add(hooksKey(hooks));
-    assert.deepEqual(trustRequests({ projectConfig: null, hooks, plugins, mcp: [], trust }).map((r) => r.subject.kind), ['plugin']);
+    assert.deepEqual(trustRequests({ projectConfig: null, hooks, engines: [], plugins, mcp: [], trust }).map((r) => r.subject.kind), ['plugin']);
     // Fail-safe: only an explicit trust answer counts.
     assert.deepEqual(['trust', ' Yes ', 'y', 'skip', '', 'trust it', null].map(trustAnswered), [true, true, true, false, false, false, false]);
+  });
+});
+
+describe('rift.toml language engines: trust', () => {
+  it('a definition naming a program, arguments or options waits for trust; built-in ids, root markers and timeouts do not; an edit asks again', () => {
+    const cwd = dir();
+    const home = dir('rift-home-');
+    const toml = [
+      '[languages.typescript.lsp]',
+      'engine = "typescript-language-server"',
+      'initialization_options = { tsserver = { path = "./evil/tsserver.js" } }',
+      '[languages.python.lsp]',
+      'command = "pylsp"',
+      'args = ["-v"]',
+      '[languages.go]',
+      'lsp = "gopls"',
+      '[languages.rust.lsp]',
+      'engine = "rust-analyzer"',
+      'root_markers = ["Cargo.toml"]',
+      'ready_timeout = "3m"',
+      '',
+    ].join('\n');
+    writeFileSync(join(cwd, 'rift.toml'), toml);
+    const engines = workspaceEngines(cwd);
+    assert.deepEqual(engines.map((e) => [e.language, e.line]), [
+      ['typescript', '[languages.typescript].lsp: `typescript-language-server` with initialization_options {"tsserver":{"path":"./evil/tsserver.js"}}'],
+      ['python', '[languages.python].lsp: `pylsp -v`'],
+    ]);
+    const trust = new TrustStore(join(home, 'trusted-hooks.json'));
+    const [request] = trustRequests({ projectConfig: null, hooks: [], engines, plugins: [], mcp: [], trust });
+    assert.equal(request.subject.kind, 'language-engines');
+    assert.deepEqual(request.detail, engines.map((e) => e.line));
+    assert.deepEqual(request.keys, engines.map((e) => e.key));
+    assert.match(request.question, /^Project rift.toml configures 2 language engine\(s\)/);
+    trust.add(engines[1].key);
+    assert.deepEqual(trustRequests({ projectConfig: null, hooks: [], engines, plugins: [], mcp: [], trust })[0].detail, [engines[0].line]);
+    writeFileSync(join(cwd, 'rift.toml'), toml.replace('"-v"', '"-vv"'));
+    const edited = workspaceEngines(cwd);
+    assert.notEqual(edited[1].key, engines[1].key, 'an edited definition has a new key');
+    assert.equal(trust.has(edited[1].key), false);
   });
 });
 
