@@ -348,3 +348,33 @@ describe('revision reads: parse results addressed by content', () => {
     }
   });
 });
+
+test('rule 42: committed files under .rift/ (at any depth) stay invisible at a revision, as on the working tree', async () => {
+  const root = tempWorkspace();
+  const repo = gitFixture(root);
+  // Committed before rift ever ran here (so no .rift/.gitignore kept them out).
+  repo.commit('commit the floor', {
+    'app.py': 'def visible_fn(): pass\n',
+    '.rift/planted.py': 'def planted_top(): pass\n',
+    'pkg/.rift/deep.py': 'def planted_deep(): pass\n',
+  });
+  const rift = await startRift(root);
+  try {
+    const names = async (name: string) =>
+      ((await rift.call('get_symbol', { name, rev: 'main', include: [] })) as Page).hits.map((h) => h.path);
+    assert.deepEqual(await names('visible_fn'), ['app.py']);
+    assert.deepEqual(await names('planted_top'), []);
+    assert.deepEqual(await names('planted_deep'), []);
+    const found = (await rift.call('search', { query: 'planted', rev: 'main' })) as { results: unknown[] };
+    assert.deepEqual(found.results, []);
+    for (const path of ['.rift/planted.py', 'pkg/.rift/deep.py']) {
+      const atRev = await rift.fail('nodes', { path, position: 0, rev: 'main' });
+      const now = await rift.fail('nodes', { path, position: 0 });
+      assert.equal(atRev.data.code, 'invalid_request', path);
+      assert.equal(atRev.data.message, now.data.message, `${path}: the revision answers as the working tree does`);
+    }
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
