@@ -378,3 +378,31 @@ test('rule 42: committed files under .rift/ (at any depth) stay invisible at a r
     removeWorkspace(root);
   }
 });
+
+test('rule 41: refs are read afresh on every request: a branch that moves (loose, then packed) and a tag made after the first read', async () => {
+  const root = tempWorkspace();
+  const repo = gitFixture(root);
+  repo.commit('one', { 'app.py': 'def version():\n    return 1\n' });
+  const rift = await startRift(root);
+  try {
+    const at = async (rev: string) => {
+      const page = (await rift.call('get_symbol', { name: 'version', rev })) as Page;
+      return { source: page.hits[0]?.source?.text, revision: page.revision };
+    };
+    assert.equal((await at('main')).source, 'def version():\n    return 1');
+    const two = repo.commit('two', { 'app.py': 'def version():\n    return 2\n' });
+    assert.deepEqual(await at('main'), { source: 'def version():\n    return 2', revision: two });
+    repo.git('pack-refs', '--all');
+    const three = repo.commit('three', { 'app.py': 'def version():\n    return 3\n' });
+    repo.git('pack-refs', '--all');
+    assert.deepEqual(await at('main'), { source: 'def version():\n    return 3', revision: three });
+    repo.git('tag', 'late', two);
+    assert.deepEqual(await at('late'), { source: 'def version():\n    return 2', revision: two });
+    // A leading dash is a ref name to look up, never an option.
+    const dash = await rift.fail('get_symbol', { name: 'version', rev: '--all' });
+    assert.equal(dash.data.code, 'resource_not_found');
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
