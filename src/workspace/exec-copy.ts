@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
 import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { storageFailure } from '../core/errors.ts';
 import { DirHandle, LOCATE, OpenError, openInside, readBounded } from './safe-open.ts';
@@ -23,15 +22,15 @@ import { Visibility, type SourcePolicy } from './visibility.ts';
 
 /** What the last refresh recorded of one file: its stat in the tree and in the copy, and its digest. */
 interface Entry {
-  /** size:mtimeNs:ino of the tree's file when copied. */
+  /** size:mtimeMs of the tree's file when copied (what the walk reports). */
   source: string;
-  /** size:mtimeNs:ino of the copy's file as written. */
+  /** size:mtimeMs:ino of the copy's file as written. */
   copy: string;
   sha256: string;
 }
 
 interface Manifest {
-  version: 1;
+  version: 2;
   files: Record<string, Entry>;
 }
 
@@ -44,16 +43,17 @@ export interface CopyRefresh {
   removed: number;
 }
 
-const stamp = (st: Stats): string => `${st.size}:${st.mtimeMs}:${st.ino}`;
+const sourceStamp = (st: { size: number; mtimeMs: number }): string => `${st.size}:${st.mtimeMs}`;
+const copyStamp = (st: Stats): string => `${st.size}:${st.mtimeMs}:${st.ino}`;
 
 function readManifest(path: string): Manifest {
   try {
     const m = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
-    if (m && m.version === 1 && typeof m.files === 'object' && m.files !== null) return m;
+    if (m && m.version === 2 && typeof m.files === 'object' && m.files !== null) return m;
   } catch {
     // absent or damaged: every file is copied again
   }
-  return { version: 1, files: {} };
+  return { version: 2, files: {} };
 }
 
 function lstatOrNull(path: string): Stats | null {
@@ -145,7 +145,7 @@ function copyOne(treeRoot: string, path: string, dirs: CopyDirs, maxFileBytes: n
     if (existing?.isDirectory()) rmSync(target.entry(name), { recursive: true, force: true });
     renameSync(tmp, target.entry(name));
     const copied = lstatSync(target.entry(name));
-    return { source: stamp(st), copy: stamp(copied), sha256: sha256Hex(bytes) };
+    return { source: sourceStamp(st), copy: copyStamp(copied), sha256: sha256Hex(bytes) };
   } finally {
     closeSync(fd);
   }
@@ -177,9 +177,8 @@ export async function refreshExecutionCopy(workspaceRoot: string, treeRoot: stri
       if (known) {
         const { dir, name } = split(f.path);
         const inCopy = dirs.existing(dir);
-        const src = lstatOrNull(join(treeRoot, f.path));
         const dst = inCopy ? lstatOrNull(inCopy.entry(name)) : null;
-        if (src && dst && dst.isFile() && stamp(src) === known.source && stamp(dst) === known.copy) {
+        if (dst && dst.isFile() && sourceStamp(f) === known.source && copyStamp(dst) === known.copy) {
           next[f.path] = known;
           continue;
         }
@@ -205,10 +204,12 @@ export async function refreshExecutionCopy(workspaceRoot: string, treeRoot: stri
   } finally {
     dirs.close();
   }
-  const tmp = `${manifestPath}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  writeFileSync(tmp, JSON.stringify({ version: 1, files: next } satisfies Manifest));
-  renameSync(tmp, manifestPath);
   // In the walk's byte order (an object's keys would put integer-like names first).
   const held = walk.files.filter((f) => next[f.path] !== undefined);
+  if (copied > 0 || removed > 0 || held.length !== Object.keys(manifest.files).length) {
+    const tmp = `${manifestPath}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(tmp, JSON.stringify({ version: 2, files: next } satisfies Manifest));
+    renameSync(tmp, manifestPath);
+  }
   return { dir: copyDir, treeRevision: treeRevision(held.map((f) => ({ path: f.path, sha256: next[f.path].sha256 }))), copied, removed };
 }
