@@ -38,12 +38,13 @@ export interface Held {
 
 const registry = new Map<string, TreeLock>();
 
-function busy(e: unknown): boolean {
+/** Whether a SQLite error says another connection holds the lock. */
+export function sqliteBusy(e: unknown): boolean {
   const code = (e as { code?: string }).code;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class TreeLock {
   private db: Database.Database | null = null;
@@ -140,7 +141,7 @@ export class TreeLock {
         }
         return db;
       } catch (e) {
-        if (!busy(e)) throw e instanceof RiftError ? e : storageFailure(LOCK_FILE, e);
+        if (!sqliteBusy(e)) throw e instanceof RiftError ? e : storageFailure(LOCK_FILE, e);
       }
       const now = performance.now();
       if (now >= deadline) {

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { RiftError, storageFailure } from '../core/errors.ts';
 import { EXECUTE_REFRESH_LOCK_WAIT_MS, CHANGE_LOCK_BACKOFF_MAX_MS } from '../core/limits.ts';
+import { pause, sqliteBusy } from '../change/tree-lock.ts';
 
 // Locks `execute` holds across every rift process on a workspace: the `[execution]
 // max_concurrent` evaluation slots, and one refresh lock per execution copy. Each lock is an
@@ -10,11 +11,6 @@ import { EXECUTE_REFRESH_LOCK_WAIT_MS, CHANGE_LOCK_BACKOFF_MAX_MS } from '../cor
 // tree lock, change/tree-lock.ts): SQLite locks with POSIX record locks, which the kernel drops
 // when the holder dies, so a SIGKILLed server never keeps a slot. A process keeps one connection
 // per file (closing another descriptor of it would drop the lock) and tries without waiting.
-
-function busy(e: unknown): boolean {
-  const code = (e as { code?: string }).code;
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
-}
 
 class FileLock {
   private db: Database.Database | null = null;
@@ -35,7 +31,7 @@ class FileLock {
       this.held = true;
       return true;
     } catch (e) {
-      if (busy(e)) return false;
+      if (sqliteBusy(e)) return false;
       throw storageFailure(this.shown, e);
     }
   }
@@ -58,8 +54,6 @@ class FileLock {
     this.db = null;
   }
 }
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ExecLocks {
   private readonly slots = new Map<number, FileLock>();
