@@ -260,6 +260,9 @@ describe('execute: max_concurrent across processes (rule 170)', () => {
         message: 'the server cannot serve this request yet: operation execute, max_concurrent 1, detail every evaluation slot of the workspace is in use; resend the same request after a short delay',
       },
     );
+    // The holder's own process is bound the same way.
+    const self = await a.fail('execute', { language: 'bash', block: { source: 'echo hi' } });
+    assert.equal(self.data.code, 'temporarily_unavailable');
     process.kill(a.pid!, 'SIGKILL');
     assert.ok((await holding) instanceof Error);
     // The kernel drops a dead process's locks: the same request now runs.
