@@ -211,7 +211,7 @@ describe('execute: timeout', () => {
   let root: string;
   let rift: RiftMcp;
   before(async () => {
-    root = tempWorkspace({ 'rift.toml': '[execution]\nallow = ["bash"]\nmax_timeout = "1s"\n' });
+    root = tempWorkspace({ 'rift.toml': '[execution]\nallow = ["bash"]\nmax_timeout = "2s"\n' });
     rift = await startRift(root, {}, { standalone: true });
   });
   after(async () => {
@@ -220,16 +220,16 @@ describe('execute: timeout', () => {
   });
 
   it('kills the whole process group at max_timeout and says so', async () => {
-    const r = await run(rift, 'bash', 'echo begun; (sleep 2; echo late > late.txt) & sleep 30');
+    const r = await run(rift, 'bash', 'echo begun; (sleep 3; echo late > late.txt) & sleep 30');
     assert.equal(r.result.status, 'failed');
     assert.equal(r.result.exit_code, null);
     assert.equal(r.result.stdout.text, 'begun\n');
     assert.deepEqual(
       r.result.diagnostics.map((d) => [d.code, d.message]),
-      [['rift.execute.timed_out', 'the evaluation ran past [execution].max_timeout (1000 ms); its process group was killed']],
+      [['rift.execute.timed_out', 'the evaluation ran past [execution].max_timeout (2000 ms); its process group was killed']],
     );
     // The background child died with its group: it never writes, however long one waits.
-    await new Promise((r) => setTimeout(r, 2500));
+    await new Promise((r) => setTimeout(r, 1500));
     assert.equal(existsSync(join(root, '.rift', 'exec', 'workspace', 'late.txt')), false);
   });
 });
