@@ -54,10 +54,13 @@ export async function recoverInterrupted(root: string, held: Held): Promise<void
   if (restored.length > 0) held.record(restored);
 }
 
-/** Whether a SQLite error says another connection holds the lock. */
+/**
+ * Whether a SQLite error says another connection holds the lock, extended codes included
+ * (SQLITE_BUSY_RECOVERY: another connection is recovering the WAL after a holder died).
+ */
 export function sqliteBusy(e: unknown): boolean {
   const code = (e as { code?: string }).code;
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code);
 }
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { RiftError, storageFailure } from '../core/errors.ts';
 import { EXECUTE_REFRESH_LOCK_WAIT_MS, CHANGE_LOCK_BACKOFF_MAX_MS } from '../core/limits.ts';
 import { pause, sqliteBusy } from '../change/tree-lock.ts';
+import { ensureStateDir, STATE_DIR } from '../workspace/state-dir.ts';
 
 // Locks `execute` holds across every rift process on a workspace: the `[execution]
 // max_concurrent` evaluation slots, and one refresh lock per execution copy. Each lock is an
@@ -59,12 +60,13 @@ export class ExecLocks {
   private readonly slots = new Map<number, FileLock>();
   private readonly copies = new Map<string, FileLock>();
 
-  /** `dir`: the workspace's `.rift/exec/` (absolute). */
-  constructor(private readonly dir: string) {}
+  /** `root`: the workspace's canonical root; the locks live in its `.rift/exec/`. */
+  constructor(private readonly root: string) {}
 
   private ensureDir(sub: string): string {
-    const abs = join(this.dir, sub);
+    const abs = join(this.root, STATE_DIR, 'exec', sub);
     try {
+      ensureStateDir(this.root);
       mkdirSync(abs, { recursive: true });
     } catch (e) {
       throw storageFailure(`.rift/exec/${sub}`, e);

@@ -117,7 +117,7 @@ export class ExecuteService {
     private readonly config: ConfigLoader,
     private readonly resolveTree: TreeResolver = workspaceTree(root),
   ) {
-    this.locks = new ExecLocks(join(root, STATE_DIR, 'exec'));
+    this.locks = new ExecLocks(root);
   }
 
   async execute(input: ExecuteInput): Promise<ExecuteResult> {
