@@ -9,6 +9,7 @@ export const LAYERS = [
   'core',
   'protocol',
   'config',
+  'process',
   'workspace',
   'syntax',
   'history',

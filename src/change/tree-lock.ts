@@ -54,12 +54,16 @@ export async function recoverInterrupted(root: string, held: Held): Promise<void
   if (restored.length > 0) held.record(restored);
 }
 
-function busy(e: unknown): boolean {
+/**
+ * Whether a SQLite error says another connection holds the lock, extended codes included
+ * (SQLITE_BUSY_RECOVERY: another connection is recovering the WAL after a holder died).
+ */
+export function sqliteBusy(e: unknown): boolean {
   const code = (e as { code?: string }).code;
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code);
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class TreeLock {
   private db: Database.Database | null = null;
@@ -173,7 +177,7 @@ export class TreeLock {
         }
         return db;
       } catch (e) {
-        if (!busy(e)) throw e instanceof RiftError ? e : storageFailure(LOCK_FILE, e);
+        if (!sqliteBusy(e)) throw e instanceof RiftError ? e : storageFailure(LOCK_FILE, e);
       }
       const now = performance.now();
       if (now >= deadline) {

@@ -37,6 +37,7 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
       read: engine.read,
       search: engine.search,
       change: engine.change,
+      execute: engine.execute,
       resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
     },
     version,

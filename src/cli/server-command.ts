@@ -66,6 +66,7 @@ export async function runServerCommand(argv: readonly string[], version: string)
           read: engine.read,
           search: engine.search,
           change: engine.change,
+          execute: engine.execute,
           resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
         },
         indexState: () => ({

@@ -123,6 +123,14 @@ export const CHANGE_LOG_ENTRIES_MAX = 4096;
  */
 export const STORE_BUSY_WAIT_MS = 30_000;
 
+/** How long the one-time probe of bubblewrap may take before the OS sandbox counts as unusable. */
+export const SANDBOX_PROBE_TIMEOUT_MS = 5000;
+
+/** How long `execute` waits for another evaluation's refresh of the same execution copy before `temporarily_unavailable`. */
+export const EXECUTE_REFRESH_LOCK_WAIT_MS = 30_000;
+/** Bytes one stream of an evaluation may carry before the run is killed (the first [execution].max_output are kept). */
+export const EXECUTE_DRAIN_BYTES_MAX = 64 * 1024 * 1024;
+
 // MCP servers as the agent's tools, and the ACP front end.
 /** How long the agent waits for one MCP server to start and list its tools (reference B.11). */
 export const MCP_START_TIMEOUT_MS = 30_000;

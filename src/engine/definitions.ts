@@ -1,9 +1,9 @@
-import { accessSync, constants, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { sha256Hex } from '../core/digest.ts';
 import { ENGINE_READY_WAIT_MS } from '../core/limits.ts';
 import type { LanguageEntry } from '../config/workspace-config.ts';
+import { findOnPath } from '../process/programs.ts';
 
 // Engine definitions: what to start for a language (`[languages.<id>].lsp`, docs/languages.md).
 // Two engines ship with rift as npm dependencies and are started with this Node; the others are
@@ -66,22 +66,6 @@ function npmScript(pkg: string, script: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** The absolute path of a program on PATH, or null. */
-export function findOnPath(program: string, path = process.env.PATH ?? ''): string | null {
-  for (const dir of path.split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, program);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
 }
 
 export type Resolution = { definition: EngineDefinition } | { engine: string | null; reason: string };

@@ -6,6 +6,8 @@ import { SearchInput, SearchResult } from '../protocol/search.ts';
 import type { Phase } from '../core/errors.ts';
 import type { ResourceServices } from './resources.ts';
 import type { ChangeOptions, ChangeService } from '../services/change-service.ts';
+import type { ExecuteService } from '../services/execute-service.ts';
+import { ExecuteInput, ExecuteResult } from '../protocol/execute.ts';
 import {
   ChangeResult,
   InsertNodeInput,
@@ -25,6 +27,7 @@ export interface ToolServices {
   read: ReadService;
   search: SearchService;
   change: ChangeService;
+  execute: ExecuteService;
   /** What the resources read (rift://map, rift://workspace, rift://logs). */
   resources: ResourceServices;
 }
@@ -220,6 +223,21 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: MoveFileInput,
     output: ChangeResult,
     handler: (s, args, o) => s.change.moveFile(args, o),
+  }),
+  tool({
+    name: 'execute',
+    title: 'Run code in the execution copy',
+    // It writes only inside the execution copy, never the tree; what the code does is open.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    description:
+      'Run a block of code (language: javascript via node, python via python3, bash or sh, as [execution].allow names it exactly) in the workspace\'s execution copy under .rift/exec/: ' +
+      'the copy persists between calls (installed dependencies stay), its visible files are refreshed to match the tree first, and nothing the code writes reaches the tree. ' +
+      'Bounded by [execution] max_code (limit_exceeded), max_timeout (the process group is killed; status failed, rift.execute.timed_out) and max_output bytes kept per stream (truncated, with the whole stream\'s size and digest); ' +
+      'at most max_concurrent runs at once across the workspace (temporarily_unavailable: resend). sandbox says whether bubblewrap held the run (network off, only the copy writable) or why not.',
+    phase: 'read',
+    input: ExecuteInput,
+    output: ExecuteResult,
+    handler: (s, args) => s.execute.execute(args),
   }),
 ].sort((a, b) => (a.name < b.name ? -1 : 1));
 

@@ -13,6 +13,7 @@ import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
 import { ChangeService } from './change-service.ts';
 import { MapService } from './map-service.ts';
+import { ExecuteService } from './execute-service.ts';
 import { registryEngineStates, WorkspaceService } from './workspace-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
@@ -43,6 +44,7 @@ export class Engine {
     readonly workspace: WorkspaceService,
     /** Background vectors for `search` when `[search.semantic]` is enabled. */
     readonly semantic: SemanticTier,
+    readonly execute: ExecuteService,
   ) {}
 
   /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
@@ -71,6 +73,7 @@ export class Engine {
       new MapService(root, indexer),
       new WorkspaceService(config, indexer, registryEngineStates(engines)),
       semantic,
+      new ExecuteService(root, config),
     );
     await change.recoverAtStart();
     if (options.watch) await indexer.watch();
@@ -92,6 +95,7 @@ export class Engine {
 
   async close(): Promise<void> {
     await this.change.close();
+    this.execute.close();
     this.map.close();
     await this.engines.close();
     this.gate.revisions.close();

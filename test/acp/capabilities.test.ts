@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { McpServer, SessionUpdate } from '@agentclientprotocol/sdk';
 import { PARTIAL_NOTE } from '../../src/agent/policy/approval.ts';
-import { probeSandbox } from '../../src/agent/policy/sandbox.ts';
+import { probeSandbox } from '../../src/process/sandbox.ts';
 import { ENTRY, TSX } from '../support/agent-harness.ts';
 import { startHttpMcpServer } from '../support/mcp-http.ts';
 import { ollamaReply } from '../support/model-server.ts';

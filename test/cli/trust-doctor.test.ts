@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAgentConfig } from '../../src/agent/base/config.ts';
 import { mcpServerKey } from '../../src/agent/extensions/project-trust.ts';
-import { probeSandbox } from '../../src/agent/policy/sandbox.ts';
+import { probeSandbox } from '../../src/process/sandbox.ts';
 import { tempDir } from '../support/agent-harness.ts';
 import { ENTRY, TSX, runCli } from '../helpers/cli.ts';
 

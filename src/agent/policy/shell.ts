@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { SHELL_COMMAND_BYTES_MAX, SHELL_NESTING_MAX } from '../../core/limits.ts';
-import { findOnPath } from '../../engine/definitions.ts';
+import { findOnPath } from '../../process/programs.ts';
 import { SyntaxLimitError, initShellSyntax, withShellTree } from '../../syntax/runtime.ts';
 
 // Shell commands read with a real shell grammar (tree-sitter-bash), so the permission rules see

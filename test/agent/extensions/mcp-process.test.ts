@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mcpServerKey } from '../../../src/agent/extensions/project-trust.ts';
 import { loadAgentConfig } from '../../../src/agent/base/config.ts';
-import { probeSandbox } from '../../../src/agent/policy/sandbox.ts';
+import { probeSandbox } from '../../../src/process/sandbox.ts';
 import { TrustStore } from '../../../src/agent/policy/trust.ts';
 import { ollamaReply } from '../../support/model-server.ts';
 import { ENTRY, TSX, runRift, useModelServer } from '../../support/agent-harness.ts';

@@ -5,7 +5,8 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { SandboxConfig } from '../../../src/agent/base/config.ts';
-import { Sandbox, probeSandbox } from '../../../src/agent/policy/sandbox.ts';
+import { Sandbox } from '../../../src/agent/policy/sandbox.ts';
+import { probeSandbox } from '../../../src/process/sandbox.ts';
 import { ollamaReply } from '../../support/model-server.ts';
 import { useModelServer } from '../../support/agent-harness.ts';
 
@@ -102,7 +103,7 @@ describe('bash sandbox: unavailable', () => {
     const h = harness();
     const auto = Sandbox.create(CONFIG, h.cwd, [], env);
     assert.equal(auto.active, false);
-    assert.equal(auto.describe(), 'bash sandbox: unavailable — bash commands run with your full permissions ($RIFT_BWRAP (/nonexistent/bwrap) does not exist — install it (Debian/Ubuntu: apt-get install bubblewrap) to run bash commands in a sandbox)');
+    assert.equal(auto.describe(), 'bash sandbox: unavailable — bash commands run with your full permissions ($RIFT_BWRAP (/nonexistent/bwrap) does not exist — install it (Debian/Ubuntu: apt-get install bubblewrap) to run commands in a sandbox)');
     const required = Sandbox.create({ ...CONFIG, mode: 'required' }, h.cwd, [], env);
     server.script(ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > ran.txt' } }] }), ollamaReply({ content: 'ok' }));
     const r = harness({ cwd: h.cwd, sandbox: required });
