@@ -37,7 +37,8 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
       read: engine.read,
       search: engine.search,
       change: engine.change,
-      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+      projections: engine.projections,
+      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections },
     },
     version,
   );

@@ -66,7 +66,8 @@ export async function runServerCommand(argv: readonly string[], version: string)
           read: engine.read,
           search: engine.search,
           change: engine.change,
-          resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+          projections: engine.projections,
+          resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections },
         },
         indexState: () => ({
           state: built ? (engine.indexer.observedRevision() ? 'catching_up' : 'current') : 'building',

@@ -81,11 +81,11 @@ export function servedTools(): ServedTool[] {
 /** The served resources and templates, as resources/list and resources/templates/list answer. */
 export function servedResources() {
   return {
-    resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: RESOURCE_MIME_TYPE })),
+    resources: RESOURCES.filter((r) => r.id === undefined).map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: RESOURCE_MIME_TYPE })),
     resourceTemplates: RESOURCES.filter((r) => r.template !== null).map((r) => ({
       uriTemplate: r.template!,
-      name: `${r.name} page`,
-      description: `${r.description} page_index selects a zero-based page.`,
+      name: r.id === undefined ? `${r.name} page` : r.name,
+      description: r.id === undefined ? `${r.description} page_index selects a zero-based page.` : r.description,
       mimeType: RESOURCE_MIME_TYPE,
     })),
   };
@@ -102,8 +102,8 @@ export function createMcpServer(services: ToolServices, version: string): Server
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const started = performance.now();
     try {
-      const { def, pageIndex } = resolveResourceUri(request.params.uri);
-      const body = await def.read(services.resources, pageIndex);
+      const { def, args } = resolveResourceUri(request.params.uri);
+      const body = await def.read(services.resources, args.pageIndex, args);
       log('debug', 'mcp.read', 'resource answered', { resource: def.name, elapsed_ms: Math.round(performance.now() - started) });
       return { contents: [{ uri: request.params.uri, mimeType: RESOURCE_MIME_TYPE, text: JSON.stringify(body) }] };
     } catch (err) {

@@ -6,6 +6,20 @@ import { SearchInput, SearchResult } from '../protocol/search.ts';
 import type { Phase } from '../core/errors.ts';
 import type { ResourceServices } from './resources.ts';
 import type { ChangeOptions, ChangeService } from '../services/change-service.ts';
+import type { ProjectionService } from '../services/projection-service.ts';
+import { invalidField } from '../core/errors.ts';
+import {
+  Projection,
+  ProjectionCreateInput,
+  ProjectionListInput,
+  ProjectionListResult,
+  ProjectionRef,
+  ProjectionRemoveResult,
+  ProjectionRestoreInput,
+  ProjectionState,
+  PublishInput,
+  PublishResult,
+} from '../protocol/projection.ts';
 import {
   ChangeResult,
   InsertNodeInput,
@@ -25,6 +39,7 @@ export interface ToolServices {
   read: ReadService;
   search: SearchService;
   change: ChangeService;
+  projections: ProjectionService;
   /** What the resources read (rift://map, rift://workspace, rift://logs). */
   resources: ResourceServices;
 }
@@ -74,7 +89,94 @@ const change = (destructive: boolean, idempotent: boolean): ToolAnnotations => (
   openWorldHint: false,
 });
 
+/**
+ * A read on the workspace, or with `projection` on that projection's tree, each returned file
+ * joining its read set (`nodesPath`: the file a node listing reads).
+ */
+function scopedRead<T>(
+  s: ToolServices,
+  args: { projection?: string; rev?: string },
+  nodesPath: string | null,
+  run: (read: ReadService, search: SearchService) => Promise<T>,
+): Promise<T> {
+  if (args.projection === undefined) return run(s.read, s.search);
+  if (args.rev !== undefined) throw invalidField('projection', 'cannot be combined with rev: a projection is read as it is now');
+  return s.projections.read(args.projection, nodesPath, (engine) => run(engine.read, engine.search));
+}
+
+/** A change to the workspace, or with `projection` to that projection's tree (recorded there, with its confirmations). */
+function scopedChange(
+  s: ToolServices,
+  args: { projection?: string },
+  options: ChangeOptions,
+  run: (change: ChangeService, options: ChangeOptions) => Promise<ChangeResult>,
+): Promise<ChangeResult> {
+  if (args.projection === undefined) return run(s.change, options);
+  return s.projections.change(args.projection, options, run);
+}
+
+const PROJECTION_TOOLS: readonly ToolDefinition[] = [
+  tool({
+    name: 'projection_create',
+    title: 'Create a projection',
+    annotations: change(false, false),
+    description:
+      'Create a projection: an isolated copy of every visible workspace file under .rift/projections/<id>/ (copy-on-write where the filesystem allows), with its own index. ' +
+      'Pass its id as projection to any read or change tool to work there; run shell commands in its path; publish lands its changes in the workspace atomically, or none.',
+    phase: 'change',
+    input: ProjectionCreateInput,
+    output: Projection,
+    handler: (s, args) => s.projections.create(args.reason ?? null),
+  }),
+  tool({
+    name: 'projection_list',
+    title: 'List projections',
+    annotations: READ,
+    description: 'List the workspace\'s projections (every rift process sees the same), oldest first, each with its path, state and base revision. Pages with page_index and limit (default 100).',
+    phase: 'read',
+    input: ProjectionListInput,
+    output: ProjectionListResult,
+    handler: async (s, args) => s.projections.list(args),
+  }),
+  tool({
+    name: 'projection_remove',
+    title: 'Remove a projection',
+    annotations: change(true, true),
+    description: 'Remove a projection and its directory, dropping whatever it did not publish; the result reports the state it was in.',
+    phase: 'change',
+    input: ProjectionRef,
+    output: ProjectionRemoveResult,
+    handler: (s, args) => s.projections.remove(args.projection),
+  }),
+  tool({
+    name: 'projection_restore',
+    title: 'Restore projection paths',
+    annotations: change(true, true),
+    description:
+      'Refresh changed paths of a projection from the workspace (paths omitted: all) and drop every change that touched them. Changes drop whole: naming one path of a change restores all of its paths. ' +
+      'Restored paths take the workspace\'s current bytes as their new baseline.',
+    phase: 'change',
+    input: ProjectionRestoreInput,
+    output: ProjectionState,
+    handler: (s, args) => s.projections.restore(args),
+  }),
+  tool({
+    name: 'publish',
+    title: 'Publish a projection',
+    annotations: change(true, false),
+    description:
+      'Write a projection\'s changes into the workspace, all or nothing. Files written in the projection directory by other programs first become one filesystem change (external confirmation). ' +
+      'Refuses, writing nothing, with unaccepted (changes whose confirmations accept did not name), conflicts (paths the workspace changed too) and dependency_conflicts (files a projection read returned that the workspace changed; pass one back in accept_dependencies to accept it). ' +
+      'On success the projection is rebuilt from the new workspace and its base revision advances. Fails temporarily_unavailable when another publication holds the workspace for the whole call budget.',
+    phase: 'change',
+    input: PublishInput,
+    output: PublishResult,
+    handler: (s, args) => s.projections.publish(args),
+  }),
+];
+
 export const TOOLS: readonly ToolDefinition[] = [
+  ...PROJECTION_TOOLS,
   tool({
     name: 'get_symbol',
     title: 'Get symbol',
@@ -86,7 +188,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'read',
     input: GetSymbolInput,
     output: GetSymbolResult,
-    handler: (s, args) => s.read.getSymbol(args),
+    handler: (s, args) => scopedRead(s, args, null, (read) => read.getSymbol(args)),
   }),
   tool({
     name: 'search',
@@ -99,7 +201,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'read',
     input: SearchInput,
     output: SearchResult,
-    handler: (s, args) => s.search.search(args),
+    handler: (s, args) => scopedRead(s, args, null, (_read, search) => search.search(args)),
   }),
   tool({
     name: 'nodes',
@@ -110,7 +212,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'read',
     input: NodesInput,
     output: NodesResult,
-    handler: (s, args) => s.read.nodes(args),
+    handler: (s, args) => scopedRead(s, args, args.path, (read) => read.nodes(args)),
   }),
   // Change tools: each resolves the whole operation against current bytes before writing and
   // returns a ChangeResult; a refusal is a result (status "refused"), never an error.
@@ -124,7 +226,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: ReplaceSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.replaceSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.replaceSymbol(args, opts)),
   }),
   tool({
     name: 'insert_symbol',
@@ -136,7 +238,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: InsertSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.insertSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.insertSymbol(args, opts)),
   }),
   tool({
     name: 'remove_symbol',
@@ -149,7 +251,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RemoveSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.removeSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.removeSymbol(args, opts)),
   }),
   tool({
     name: 'replace_node',
@@ -160,7 +262,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: ReplaceNodeInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.replaceNode(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.replaceNode(args, opts)),
   }),
   tool({
     name: 'insert_node',
@@ -171,7 +273,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: InsertNodeInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.insertNode(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.insertNode(args, opts)),
   }),
   tool({
     name: 'remove_node',
@@ -182,7 +284,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RemoveNodeInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.removeNode(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.removeNode(args, opts)),
   }),
   tool({
     name: 'patch',
@@ -194,7 +296,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: PatchInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.patch(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.patch(args, opts)),
   }),
   tool({
     name: 'rename_symbol',
@@ -207,7 +309,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RenameSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.renameSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.renameSymbol(args, opts)),
   }),
   tool({
     name: 'move_file',
@@ -219,7 +321,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: MoveFileInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.moveFile(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.moveFile(args, opts)),
   }),
 ].sort((a, b) => (a.name < b.name ? -1 : 1));
 

@@ -12,6 +12,7 @@ import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
 import { ChangeService } from './change-service.ts';
+import { ProjectionService } from './projection-service.ts';
 import { MapService } from './map-service.ts';
 import { registryEngineStates, WorkspaceService } from './workspace-service.ts';
 
@@ -43,6 +44,8 @@ export class Engine {
     readonly workspace: WorkspaceService,
     /** Background vectors for `search` when `[search.semantic]` is enabled. */
     readonly semantic: SemanticTier,
+    /** Projections of this workspace, each served by an engine opened on its directory. */
+    readonly projections: ProjectionService,
   ) {}
 
   /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
@@ -71,6 +74,8 @@ export class Engine {
       new MapService(root, indexer),
       new WorkspaceService(config, indexer, registryEngineStates(engines)),
       semantic,
+      // A projection's engine: the same trust, no watcher (each call reconciles the directory first).
+      new ProjectionService(root, { indexer, change, config }, (dir) => Engine.open(dir, { watch: false, engineTrust: options.engineTrust })),
     );
     await change.recoverAtStart();
     if (options.watch) await indexer.watch();
@@ -91,6 +96,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.projections.close();
     await this.change.close();
     this.map.close();
     await this.engines.close();
