@@ -182,3 +182,124 @@ describe('projections (F.15)', () => {
   });
 });
 
+describe('projection read dependencies (rules 161, 163, 164) and restore (rule 167)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  before(async () => {
+    root = tempWorkspace(FILES);
+    rift = await startRift(root, {}, { standalone: true });
+  });
+  after(async () => {
+    await rift.close();
+    removeWorkspace(root);
+  });
+
+  test('rules 161, 164: files a projection read returned that the workspace changed come back as dependency conflicts; an exact acceptance passes, a stale one stays', async () => {
+    const p = await create(rift);
+    const read = (await rift.call('get_symbol', { projection: p.id, name: 'limit' })) as { hits: unknown[] };
+    assert.equal(read.hits.length, 1);
+    const found = (await rift.call('search', { projection: p.id, query: 'shout', target: 'symbol' })) as { results: Array<{ path: string }> };
+    assert.deepEqual([...new Set(found.results.map((r) => r.path))], ['src/util/strings.py']);
+    // Rule 163: an empty search records nothing.
+    const none = (await rift.call('search', { projection: p.id, query: 'zzqqxxvv' })) as { results: unknown[] };
+    assert.deepEqual(none.results, []);
+    await rift.call('patch', { projection: p.id, patch: patchOf('src/app.py', 'from config import limit', 'from config import limit as cap') });
+    const configOld = FILES['src/config.py'];
+    // The workspace changes both files the projection read, never the one it changed.
+    await rift.call('patch', { patch: patchOf('src/config.py', 'def limit():', 'def limit(n):') });
+    await rift.call('patch', { patch: patchOf('src/util/strings.py', 'def shout(s):', 'def shout(s, n):') });
+    const refused = (await rift.call('publish', { projection: p.id })) as { published: boolean; dependency_conflicts: Array<{ path: string; observed: string; current: string | null }>; conflicts: string[] };
+    assert.equal(refused.published, false);
+    assert.deepEqual(refused.conflicts, []);
+    const strings1 = FILES['src/util/strings.py'].replace('def shout(s):', 'def shout(s, n):');
+    assert.deepEqual(refused.dependency_conflicts, [
+      { path: 'src/config.py', observed: d8(configOld), current: d8(configOld.replace('def limit():', 'def limit(n):')) },
+      { path: 'src/util/strings.py', observed: d8(FILES['src/util/strings.py']), current: d8(strings1) },
+    ]);
+    const [configConflict, stringsConflict] = refused.dependency_conflicts;
+    // The workspace moves strings.py again: the earlier acceptance no longer matches.
+    await rift.call('patch', { patch: patchOf('src/util/strings.py', 'def shout(s, n):', 'def shout(s, n, m):') });
+    const stale = (await rift.call('publish', { projection: p.id, accept_dependencies: [configConflict, stringsConflict] })) as {
+      published: boolean;
+      dependency_conflicts: unknown[];
+    };
+    assert.equal(stale.published, false);
+    assert.deepEqual(stale.dependency_conflicts, [{ path: 'src/util/strings.py', observed: d8(FILES['src/util/strings.py']), current: d8(strings1.replace('def shout(s, n):', 'def shout(s, n, m):')) }]);
+    assert.equal(readFileSync(join(root, 'src/app.py'), 'utf8'), FILES['src/app.py'], 'nothing published');
+    const ok = (await rift.call('publish', { projection: p.id, accept_dependencies: [configConflict, stale.dependency_conflicts[0]] })) as { published: boolean };
+    assert.equal(ok.published, true);
+    assert.match(readFileSync(join(root, 'src/app.py'), 'utf8'), /limit as cap/);
+    // Rule 166: the read set is cleared with the changeset.
+    await rift.call('patch', { patch: patchOf('src/config.py', 'def limit(n):', 'def limit(n, m):') });
+    await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo', '# demo 2') });
+    const clean = (await rift.call('publish', { projection: p.id })) as { published: boolean };
+    assert.equal(clean.published, true);
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('rule 167: restoring one path drops its whole change and restores every path of it from the workspace; other paths keep their baselines', async () => {
+    const p = await create(rift);
+    const both = (await rift.call('patch', {
+      projection: p.id,
+      patch: patchOf('src/app.py', 'from config import limit as cap', 'import config') + patchOf('src/util/strings.py', 'def shout(s, n, m):', 'def shout():'),
+    })) as { summary: { id: string } };
+    const other = (await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo 2', '# other') })) as { summary: { id: string } };
+    // The workspace moves strings.py and README.md meanwhile.
+    await rift.call('patch', { patch: patchOf('src/util/strings.py', 'def shout(s, n, m):', 'def shout(t):') });
+    await rift.call('patch', { patch: patchOf('README.md', '# demo 2', '# demo 3') });
+    const state = await rift.call('projection_restore', { projection: p.id, paths: ['src/app.py'] });
+    assert.deepEqual(state, { dirty: true, unaccepted: false });
+    assert.equal(readFileSync(join(p.path, 'src/app.py'), 'utf8'), readFileSync(join(root, 'src/app.py'), 'utf8'));
+    assert.equal(readFileSync(join(p.path, 'src/util/strings.py'), 'utf8'), readFileSync(join(root, 'src/util/strings.py'), 'utf8'), 'the whole change is restored');
+    assert.equal(readFileSync(join(p.path, 'README.md'), 'utf8'), '# other\n');
+    const changes = (await resource(rift, `rift://changes?projection=${p.id}`)) as { changes: Array<{ id: string }> };
+    assert.deepEqual(changes.changes.map((c) => c.id), [other.summary.id]);
+    assert.notEqual(both.summary.id, other.summary.id);
+    // README.md kept its old baseline, so the workspace's edit conflicts; strings.py took the new one.
+    const refused = (await rift.call('publish', { projection: p.id })) as { conflicts: string[] };
+    assert.deepEqual(refused.conflicts, ['README.md']);
+    const all = await rift.call('projection_restore', { projection: p.id });
+    assert.deepEqual(all, { dirty: false, unaccepted: false });
+    assert.deepEqual(tree(p.path), tree(root));
+    await rift.call('projection_remove', { projection: p.id });
+  });
+});
+
+describe('projection read-set bounds (rule 163)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  before(async () => {
+    root = tempWorkspace({ ...FILES, 'rift.toml': '[projections]\nmax_dependencies = 2\nmax_dependency_bytes = "1kb"\n', 'src/big.py': `def big():\n    return """${'x'.repeat(1500)}"""\n` });
+    rift = await startRift(root, {}, { standalone: true });
+  });
+  after(async () => {
+    await rift.close();
+    removeWorkspace(root);
+  });
+
+  test('a read that would cross max_projection_dependencies or max_projection_dependency_bytes fails before returning data, and records nothing', async () => {
+    const p = await create(rift);
+    await rift.call('get_symbol', { projection: p.id, name: 'limit' });
+    await rift.call('get_symbol', { projection: p.id, name: 'shout' });
+    const count = await rift.fail('get_symbol', { projection: p.id, name: 'run' });
+    assert.equal(count.data.code, 'limit_exceeded');
+    assert.deepEqual(count.data.limit, { field: 'max_projection_dependencies', limit: 2, required: 3 });
+    // The same read again is within bounds when it returns a file already in the set.
+    const again = (await rift.call('get_symbol', { projection: p.id, name: 'limit' })) as { hits: unknown[] };
+    assert.equal(again.hits.length, 1);
+    const q = await create(rift);
+    const bytes = await rift.fail('get_symbol', { projection: q.id, name: 'big' });
+    assert.equal(bytes.data.code, 'limit_exceeded');
+    assert.equal((bytes.data.limit as { field: string }).field, 'max_projection_dependency_bytes');
+    // Nothing recorded: the workspace changing app.py and big.py raises no dependency conflict.
+    await rift.call('patch', { patch: patchOf('src/app.py', 'from config import limit', 'from config import limit  # w') });
+    await rift.call('patch', { patch: patchOf('src/big.py', 'def big():', 'def big(n):') });
+    await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo', '# p') });
+    const ok = (await rift.call('publish', { projection: p.id })) as { published: boolean; dependency_conflicts: unknown[] };
+    assert.deepEqual(ok.dependency_conflicts, []);
+    assert.equal(ok.published, true);
+    const okq = (await rift.call('publish', { projection: q.id })) as { published: boolean };
+    assert.equal(okq.published, true);
+  });
+});
+
