@@ -54,6 +54,10 @@ import type { SearchService } from './search-service.ts';
 // projection (`echo >> f`) would go through a link into the workspace file.
 
 export const PROJECTIONS_DIR = join('.rift', 'projections');
+/** The projection's own store, inside its directory's `.rift/`. */
+const STORE_FILE = join('.rift', 'rift.db');
+/** This module's tables, which a projection's store copy leaves out. */
+const PROJECTION_TABLES = ['projections', 'projection_files', 'projection_changes', 'projection_deps'];
 
 /** The part of an engine a projection is served by (services/engine.ts `Engine`). */
 export interface ProjectionEngine {
@@ -92,9 +96,12 @@ const SCHEMA = `
     PRIMARY KEY (projection, path));
   CREATE TABLE IF NOT EXISTS projection_changes (projection TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, origin TEXT NOT NULL,
     paths TEXT NOT NULL, confirmations TEXT NOT NULL, PRIMARY KEY (projection, id));
-  CREATE TABLE IF NOT EXISTS projection_deps (projection TEXT NOT NULL, path TEXT NOT NULL, digest TEXT, size INTEGER NOT NULL,
+  CREATE TABLE IF NOT EXISTS projection_deps (projection TEXT NOT NULL, path TEXT NOT NULL, digest TEXT, entry_bytes INTEGER NOT NULL,
     PRIMARY KEY (projection, path));
 `;
+
+/** The digest a read-set entry keeps on the wire (8 hex characters). */
+const DEPENDENCY_DIGEST_BYTES = 8;
 
 const stampOf = (size: number, mtimeMs: number) => `${size}:${mtimeMs}`;
 const short = (sha: string | null) => (sha === null ? null : sha.slice(0, 8));
@@ -111,16 +118,26 @@ function bytesAt(root: string, path: string): Buffer | null {
   }
 }
 
-/** Copies `path` from one tree to another: a copy-on-write clone where the filesystem has them. */
-function copyInto(from: string, to: string, path: string): void {
+/**
+ * Copies `path` from one tree to another: a copy-on-write clone where the filesystem has them.
+ * What was there goes first, so a symlink someone left at the path is replaced, never written
+ * through; `fresh` (a new, empty tree) skips that, and `made` remembers the directories created.
+ */
+function copyInto(from: string, to: string, path: string, fresh = false, made?: Set<string>): void {
   const dest = join(to, path);
-  mkdirSync(dirname(dest), { recursive: true });
-  try {
-    unlinkSync(dest);
-  } catch {
-    // nothing there yet
+  const parent = dirname(dest);
+  if (!made?.has(parent)) {
+    mkdirSync(parent, { recursive: true });
+    made?.add(parent);
   }
-  copyFileSync(join(from, path), dest, constants.COPYFILE_FICLONE);
+  if (!fresh) {
+    try {
+      unlinkSync(dest);
+    } catch {
+      // nothing there yet
+    }
+  }
+  copyFileSync(join(from, path), dest, constants.COPYFILE_FICLONE | (fresh ? constants.COPYFILE_EXCL : 0));
 }
 
 /** Removes `path` from a tree, and the directories that leaves empty (never the root). */
@@ -274,6 +291,7 @@ export class ProjectionService {
     const started = performance.now();
     try {
       const copied = await this.workspace.change.hold(async () => this.materialize(dir));
+      this.seedIndex(dir, copied);
       const revision = treeRevision(copied.map((f) => ({ path: f.path, sha256: f.sha })));
       this.transaction((t) => {
         t.prepare('INSERT INTO projections (id, reason, base_revision, created_ms) VALUES (?, ?, ?, ?)').run(id, reason, revision, Date.now());
@@ -288,18 +306,47 @@ export class ProjectionService {
     return this.describe(this.row(id));
   }
 
+  /**
+   * Starts the projection's index from a copy of the workspace's, restamped for the copies: its
+   * first build then parses only files whose digest differs from the index's (none, unless the
+   * workspace changed while it was copied). Without it the projection still indexes itself.
+   */
+  private seedIndex(dir: string, copied: ReadonlyArray<{ path: string; sha: string; size: number; mtimeMs: number }>): void {
+    const store = this.workspace.indexer.store;
+    const stamps = new Map<string, { size: number; mtimeMs: number }>();
+    for (const f of copied) if (store.file(f.path)?.sha256 === f.sha) stamps.set(f.path, { size: f.size, mtimeMs: f.mtimeMs });
+    try {
+      ensureStateDir(dir);
+      store.copyFor(join(dir, STORE_FILE), stamps, PROJECTION_TABLES);
+    } catch (e) {
+      log('warn', 'projection', 'projection index not seeded; it builds from scratch', { error: (e as Error).message });
+    }
+  }
+
   /** Copies the workspace's visible files into `dir`; each with the digest and stamp of the copy. */
-  private async materialize(dir: string): Promise<Array<{ path: string; sha: string; stamp: string }>> {
+  private async materialize(dir: string): Promise<Array<{ path: string; sha: string; stamp: string; size: number; mtimeMs: number }>> {
     const config = this.workspace.config.current().config;
     const policy = sourcePolicy(config);
     const walk = await walkWorkspace(this.root, await Visibility.load(this.root, policy), policy);
-    const out: Array<{ path: string; sha: string; stamp: string }> = [];
+    const out: Array<{ path: string; sha: string; stamp: string; size: number; mtimeMs: number }> = [];
+    const made = new Set<string>();
+    const store = this.workspace.indexer.store;
     for (const f of walk.files) {
-      copyInto(this.root, dir, f.path);
+      copyInto(this.root, dir, f.path, true, made);
+      const st = lstatSync(join(dir, f.path));
       // The copy is what the projection holds: its digest is the baseline (a workspace file
-      // written meanwhile then shows up as a workspace change, as it should).
-      const seen = observe(dir, f.path);
-      if (seen.sha !== null) out.push({ path: f.path, sha: seen.sha, stamp: seen.stamp! });
+      // written meanwhile then shows up as a workspace change, as it should). The index's digest
+      // stands in when the source is unchanged since it was indexed and the copy has its size.
+      const indexed = store.file(f.path);
+      if (indexed && indexed.size === f.size && indexed.mtimeMs === f.mtimeMs && st.size === f.size) {
+        const after = lstatSync(join(this.root, f.path));
+        if (after.mtimeMs === f.mtimeMs && after.size === f.size) {
+          out.push({ path: f.path, sha: indexed.sha256, stamp: stampOf(st.size, st.mtimeMs), size: st.size, mtimeMs: st.mtimeMs });
+          continue;
+        }
+      }
+      const bytes = readFileSync(join(dir, f.path));
+      out.push({ path: f.path, sha: sha256Hex(bytes), stamp: stampOf(st.size, st.mtimeMs), size: st.size, mtimeMs: st.mtimeMs });
     }
     return out;
   }
@@ -467,19 +514,20 @@ export class ProjectionService {
       if (returned.length === 0) return result;
       const bounds = this.workspace.config.current().config.projections;
       const deps = new Map(
-        (this.tables().prepare('SELECT path, digest, size FROM projection_deps WHERE projection = ?').all(id) as Array<{ path: string; digest: string | null; size: number }>).map(
+        (this.tables().prepare('SELECT path, digest, entry_bytes AS size FROM projection_deps WHERE projection = ?').all(id) as Array<{ path: string; digest: string | null; size: number }>).map(
           (d) => [d.path, d],
         ),
       );
       for (const path of returned) {
         const bytes = bytesAt(engine.root, path);
-        deps.set(path, { path, digest: bytes === null ? null : sha256Hex(bytes), size: bytes?.length ?? 0 });
+        // What the read set holds of an entry: its path and its digest (docs/configuration.md).
+        deps.set(path, { path, digest: bytes === null ? null : sha256Hex(bytes), size: Buffer.byteLength(path) + DEPENDENCY_DIGEST_BYTES });
       }
       if (deps.size > bounds.max_dependencies) throw limitExceeded('max_projection_dependencies', bounds.max_dependencies, deps.size, [['projection', id]], true);
       const bytes = [...deps.values()].reduce((n, d) => n + d.size, 0);
       if (bytes > bounds.max_dependency_bytes) throw limitExceeded('max_projection_dependency_bytes', bounds.max_dependency_bytes, bytes, [['projection', id]], true);
       this.transaction((t) => {
-        const put = t.prepare('INSERT OR REPLACE INTO projection_deps (projection, path, digest, size) VALUES (?, ?, ?, ?)');
+        const put = t.prepare('INSERT OR REPLACE INTO projection_deps (projection, path, digest, entry_bytes) VALUES (?, ?, ?, ?)');
         for (const path of returned) {
           const d = deps.get(path)!;
           put.run(id, path, d.digest, d.size);

@@ -1,10 +1,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
-import { removeWorkspace, tempWorkspace, writeFiles } from '../helpers/workspace.ts';
+import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // Projections over the MCP SDK client against real `rift mcp` processes (reference F.15, rules
 // 157–167): isolated trees that record their changes and read set, and publish atomically.
@@ -265,11 +265,14 @@ describe('projection read dependencies (rules 161, 163, 164) and restore (rule 1
   });
 });
 
+// A path longer than the read set's byte bound on its own (a read-set entry is its path and digest).
+const BIG = `${['a', 'b', 'c', 'd', 'e'].map((c) => c.repeat(220)).join('/')}/big.py`;
+
 describe('projection read-set bounds (rule 163)', () => {
   let root: string;
   let rift: RiftMcp;
   before(async () => {
-    root = tempWorkspace({ ...FILES, 'rift.toml': '[projections]\nmax_dependencies = 2\nmax_dependency_bytes = "1kb"\n', 'src/big.py': `def big():\n    return """${'x'.repeat(1500)}"""\n` });
+    root = tempWorkspace({ ...FILES, 'rift.toml': '[projections]\nmax_dependencies = 2\nmax_dependency_bytes = "1kb"\n', [BIG]: 'def big():\n    return 1\n' });
     rift = await startRift(root, {}, { standalone: true });
   });
   after(async () => {
@@ -293,7 +296,7 @@ describe('projection read-set bounds (rule 163)', () => {
     assert.equal((bytes.data.limit as { field: string }).field, 'max_projection_dependency_bytes');
     // Nothing recorded: the workspace changing app.py and big.py raises no dependency conflict.
     await rift.call('patch', { patch: patchOf('src/app.py', 'from config import limit', 'from config import limit  # w') });
-    await rift.call('patch', { patch: patchOf('src/big.py', 'def big():', 'def big(n):') });
+    await rift.call('patch', { patch: patchOf(BIG, 'def big():', 'def big(n):') });
     await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo', '# p') });
     const ok = (await rift.call('publish', { projection: p.id })) as { published: boolean; dependency_conflicts: unknown[] };
     assert.deepEqual(ok.dependency_conflicts, []);
