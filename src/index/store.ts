@@ -805,14 +805,18 @@ export class Store {
    * leaves out. Parse results are by blob, so the copy's rows serve the same bytes.
    */
   copyFor(file: string, stamps: ReadonlyMap<string, { size: number; mtimeMs: number }>, drop: readonly string[]): void {
-    const copy = new Database(this.db.serialize());
+    const image = this.db.serialize();
+    // Header bytes 18–19 say WAL (2); an in-memory database opens only a rollback-journal image (1).
+    image[18] = 1;
+    image[19] = 1;
+    const copy = new Database(image);
     try {
       copy.transaction(() => {
         const put = copy.prepare('UPDATE files SET size = ?, mtime_ms = ? WHERE path = ?');
         for (const [path, st] of stamps) put.run(st.size, st.mtimeMs, path);
         for (const table of drop) copy.exec(`DROP TABLE IF EXISTS ${table}`);
       })();
-      // An in-memory copy serializes in rollback-journal form; the store that opens it turns WAL on.
+      // The store that opens the copy turns WAL on again.
       writeFileSync(file, copy.serialize());
     } finally {
       copy.close();

@@ -26,7 +26,8 @@ export const SERVER_INSTRUCTIONS =
   'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position. ' +
   'Resources: rift://map orients (languages, modules, hubs, entry points, docs), rift://workspace lists configuration and sources, rift://logs reads the server\'s diagnostics. ' +
   'Change it only through witnessed, atomic edits: replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node, patch and move_file ' +
-  'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged.';
+  'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged. ' +
+  'To work in isolation, projection_create makes a copy of the tree: pass its id as projection to any read or change tool (or run programs in its path), then publish lands its changes atomically, refusing on conflicts with the workspace.';
 
 function changeOptions(meta: Record<string, unknown> | undefined): ChangeOptions {
   const options: ChangeOptions = {};
