@@ -188,7 +188,7 @@ export class ChangeService {
   hold<T>(work: (ctx: ChangeContext, record: (paths: readonly string[]) => void) => Promise<T>): Promise<T> {
     const deadline = performance.now() + this.budgetMs;
     return this.lock.run(deadline, this.budgetMs, async (held) => {
-      await this.recover(held);
+      await recoverInterrupted(this.root, held);
       await this.catchUp(held);
       const ctx: ChangeContext = { root: this.root, config: this.config.current().config, indexer: this.indexer, engines: this.engines };
       return work(ctx, (paths) => {
@@ -233,7 +233,6 @@ export class ChangeService {
     });
   }
 
-  /** Rolls back what a dead process left in flight, logged so every index (this one too) catches up. */
   /** Re-indexes what other processes changed since this one last looked. */
   private async catchUp(held: Held): Promise<void> {
     const { paths, position } = held.missed(this.seen);
