@@ -38,7 +38,8 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
       search: engine.search,
       change: engine.change,
       execute: engine.execute,
-      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+      projections: engine.projections,
+      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections },
     },
     version,
   );

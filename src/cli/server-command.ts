@@ -67,7 +67,8 @@ export async function runServerCommand(argv: readonly string[], version: string)
           search: engine.search,
           change: engine.change,
           execute: engine.execute,
-          resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs },
+          projections: engine.projections,
+          resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections },
         },
         indexState: () => ({
           state: built ? (engine.indexer.observedRevision() ? 'catching_up' : 'current') : 'building',

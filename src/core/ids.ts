@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { ID_LENGTH_MAX } from './limits.ts';
 import { projectPathViolation } from './path.ts';
 
@@ -129,4 +129,9 @@ export function changeId(files: ReadonlyArray<{ path: string; text: Uint8Array |
     h.update(f.text);
   }
   return 'chg_' + base32(h.digest().subarray(0, 16));
+}
+
+/** A fresh ProjectionId: `prj_` + base32 of 16 random bytes (reference A.7). */
+export function projectionId(): string {
+  return 'prj_' + base32(randomBytes(16));
 }

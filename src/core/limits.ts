@@ -202,3 +202,7 @@ export const SEMANTIC_TEXT_BYTES_MAX = 2048;
 export const SEMANTIC_CANDIDATES_MAX = 100;
 /** How long one embedding request may take before the tier is declared unavailable. */
 export const EMBED_TIMEOUT_MS = 60_000;
+/** Projections `projection_list` returns per page by default (`limit` may ask for up to 1000). */
+export const PROJECTION_LIST_DEFAULT = 100;
+/** Change records `rift://changes` lists per page. */
+export const CHANGES_PAGE_RECORDS = 100;

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { writeFileSync } from 'node:fs';
 import { treeRevision } from '../core/digest.ts';
 import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
@@ -795,6 +796,31 @@ export class Store {
    */
   transaction(work: () => void): void {
     this.db.transaction(work).immediate();
+  }
+
+  /**
+   * Writes a copy of this store to `file` (a new database) for a tree holding the same files at
+   * other stat stamps (a projection): each path in `stamps` takes its new size and mtime, so the
+   * copy's first build finds them current and parses nothing; `drop` names tables the copy
+   * leaves out. Parse results are by blob, so the copy's rows serve the same bytes.
+   */
+  copyFor(file: string, stamps: ReadonlyMap<string, { size: number; mtimeMs: number }>, drop: readonly string[]): void {
+    const image = this.db.serialize();
+    // Header bytes 18–19 say WAL (2); an in-memory database opens only a rollback-journal image (1).
+    image[18] = 1;
+    image[19] = 1;
+    const copy = new Database(image);
+    try {
+      copy.transaction(() => {
+        const put = copy.prepare('UPDATE files SET size = ?, mtime_ms = ? WHERE path = ?');
+        for (const [path, st] of stamps) put.run(st.size, st.mtimeMs, path);
+        for (const table of drop) copy.exec(`DROP TABLE IF EXISTS ${table}`);
+      })();
+      // The store that opens the copy turns WAL on again.
+      writeFileSync(file, copy.serialize());
+    } finally {
+      copy.close();
+    }
   }
 
   /** Folds the write-ahead log into the database file (so its size can be measured). */

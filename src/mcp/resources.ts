@@ -1,6 +1,10 @@
 import { type z } from 'zod';
 import { RiftError, invalidField } from '../core/errors.ts';
+import { CHANGES_PAGE_RECORDS } from '../core/limits.ts';
 import { LogsResource, MapResource, WorkspaceResource } from '../protocol/resources.ts';
+import { ChangesResource, ProjectionResource } from '../protocol/projection.ts';
+import type { ProjectionService } from '../services/projection-service.ts';
+import { pagination } from '../services/read-gate.ts';
 import type { LogCapture } from '../services/log-capture.ts';
 import type { MapService } from '../services/map-service.ts';
 import type { ReadGate } from '../services/read-gate.ts';
@@ -14,6 +18,16 @@ export interface ResourceServices {
   map: MapService;
   workspace: WorkspaceService;
   logs: LogCapture;
+  projections: ProjectionService;
+}
+
+/** What a resource URI carried: its page, the id its path named, its other query parameters. */
+export interface ResourceArgs {
+  pageIndex: number;
+  /** The `{id}` of a templated path (`rift://projection/{id}`). */
+  id: string | null;
+  params: Record<string, string>;
+  uri: string;
 }
 
 export interface ResourceDefinition {
@@ -23,7 +37,11 @@ export interface ResourceDefinition {
   /** RFC 6570 template of the paged form, when the resource pages. */
   template: string | null;
   schema: z.ZodType;
-  read: (services: ResourceServices, pageIndex: number) => Promise<unknown>;
+  /** For a resource addressed by id (`rift://projection/{id}`): the id's form; it is not listed, only templated. */
+  id?: RegExp;
+  /** Query parameters besides page_index. */
+  params?: readonly string[];
+  read: (services: ResourceServices, pageIndex: number, args: ResourceArgs) => Promise<unknown>;
 }
 
 export const RESOURCE_MIME_TYPE = 'application/json';
@@ -64,23 +82,58 @@ export const RESOURCES: readonly ResourceDefinition[] = [
         return s.workspace.read(page);
       }),
   },
+  {
+    uri: 'rift://projection/{id}',
+    name: 'projection',
+    description: 'One projection: its stable directory, state and base revision (its directory reconciled first), and the workspace root.',
+    template: 'rift://projection/{id}',
+    schema: ProjectionResource,
+    id: /^prj_[a-z2-7]{26}$/,
+    read: async (s, _page, args) => ({ uri: args.uri, projection: await s.projections.get(args.id!), workspace: s.projections.workspaceRoot }),
+  },
+  {
+    uri: 'rift://changes',
+    name: 'changes',
+    description:
+      "The changes a projection holds (projection=<id>), oldest first: id, origin (rift, or filesystem for writes found in its directory), paths and confirmations, with the projection's state. " +
+      'Changes applied directly to the workspace are kept by no changeset: without projection the list is empty and state null.',
+    template: 'rift://changes{?projection,page_index}',
+    schema: ChangesResource,
+    params: ['projection'],
+    read: async (s, page, args) => {
+      const { state, changes } = await s.projections.changeList(args.params.projection ?? null);
+      const at = page * CHANGES_PAGE_RECORDS;
+      return { uri: args.uri, state, changes: changes.slice(at, at + CHANGES_PAGE_RECORDS), pagination: pagination(page, changes.length, CHANGES_PAGE_RECORDS) };
+    },
+  },
 ];
 
 /** The resource a URI names and the page it selects; `invalid_request` / `resource_not_found` otherwise. */
-export function resolveResourceUri(uri: string): { def: ResourceDefinition; pageIndex: number } {
+export function resolveResourceUri(uri: string): { def: ResourceDefinition; args: ResourceArgs } {
   const query = uri.indexOf('?');
   const base = query < 0 ? uri : uri.slice(0, query);
-  const def = RESOURCES.find((r) => r.uri === base);
+  let id: string | null = null;
+  const def = RESOURCES.find((r) => {
+    if (r.id === undefined) return r.uri === base;
+    const prefix = r.uri.slice(0, r.uri.indexOf('{'));
+    if (!base.startsWith(prefix)) return false;
+    id = base.slice(prefix.length);
+    if (!r.id.test(id)) throw invalidField('uri', `${id} is not an id ${r.uri} serves`);
+    return true;
+  });
   if (def === undefined) {
     throw new RiftError('resource_not_found', [['uri', uri], ['served', RESOURCES.map((r) => r.uri).join(' ')]]);
   }
-  if (query < 0) return { def, pageIndex: 0 };
-  const params = new URLSearchParams(uri.slice(query + 1));
-  let pageIndex = 0;
-  for (const [key, value] of params) {
-    if (key !== 'page_index' || def.template === null) throw invalidField(key, `not a parameter of ${def.uri}`);
+  const args: ResourceArgs = { pageIndex: 0, id, params: {}, uri };
+  if (query < 0) return { def, args };
+  for (const [key, value] of new URLSearchParams(uri.slice(query + 1))) {
+    if (def.params?.includes(key)) {
+      args.params[key] = value;
+      continue;
+    }
+    if (key !== 'page_index' || def.template === null || def.id !== undefined) throw invalidField(key, `not a parameter of ${def.uri}`);
     if (!/^(0|[1-9][0-9]{0,15})$/.test(value)) throw invalidField('page_index', 'not a non-negative integer');
-    pageIndex = Number(value);
+    args.pageIndex = Number(value);
   }
-  return { def, pageIndex };
+  return { def, args };
 }

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../protocol/canonical.ts';
-import { SERVER_INSTRUCTIONS, servedResources, servedTools } from './server.ts';
-import { RESOURCES } from './resources.ts';
+import { SERVER_INSTRUCTIONS, servedTools } from './server.ts';
+import { RESOURCES, RESOURCE_MIME_TYPE } from './resources.ts';
 import { jsonSchema } from './tools.ts';
 
 /** The exported document `docs/mcp.json`: the served tool list, sorted by name, canonical JSON. */
@@ -20,7 +20,7 @@ export function schemaDocument(): string {
       name: r.name,
       description: r.description,
       uri_template: r.template,
-      mime_type: servedResources().resources.find((x) => x.uri === r.uri)!.mimeType,
+      mime_type: RESOURCE_MIME_TYPE,
       schema: jsonSchema(r.schema, 'output'),
     })),
   });

@@ -27,7 +27,8 @@ export const SERVER_INSTRUCTIONS =
   'Resources: rift://map orients (languages, modules, hubs, entry points, docs), rift://workspace lists configuration and sources, rift://logs reads the server\'s diagnostics. ' +
   'Change it only through witnessed, atomic edits: replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node, patch and move_file ' +
   'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged. ' +
-  'execute runs code in a persistent execution copy of the tree (languages [execution].allow names) and never writes back.';
+  'execute runs code in a persistent execution copy of the tree (languages [execution].allow names) and never writes back. ' +
+  'To work in isolation, projection_create makes a copy of the tree: pass its id as projection to any read or change tool, or to execute, then publish lands its changes atomically, refusing on conflicts with the workspace.';
 
 function changeOptions(meta: Record<string, unknown> | undefined): ChangeOptions {
   const options: ChangeOptions = {};
@@ -82,11 +83,11 @@ export function servedTools(): ServedTool[] {
 /** The served resources and templates, as resources/list and resources/templates/list answer. */
 export function servedResources() {
   return {
-    resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: RESOURCE_MIME_TYPE })),
+    resources: RESOURCES.filter((r) => r.id === undefined).map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: RESOURCE_MIME_TYPE })),
     resourceTemplates: RESOURCES.filter((r) => r.template !== null).map((r) => ({
       uriTemplate: r.template!,
-      name: `${r.name} page`,
-      description: `${r.description} page_index selects a zero-based page.`,
+      name: r.id === undefined ? `${r.name} page` : r.name,
+      description: r.id === undefined ? `${r.description} page_index selects a zero-based page.` : r.description,
       mimeType: RESOURCE_MIME_TYPE,
     })),
   };
@@ -103,8 +104,8 @@ export function createMcpServer(services: ToolServices, version: string): Server
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const started = performance.now();
     try {
-      const { def, pageIndex } = resolveResourceUri(request.params.uri);
-      const body = await def.read(services.resources, pageIndex);
+      const { def, args } = resolveResourceUri(request.params.uri);
+      const body = await def.read(services.resources, args.pageIndex, args);
       log('debug', 'mcp.read', 'resource answered', { resource: def.name, elapsed_ms: Math.round(performance.now() - started) });
       return { contents: [{ uri: request.params.uri, mimeType: RESOURCE_MIME_TYPE, text: JSON.stringify(body) }] };
     } catch (err) {

@@ -8,6 +8,20 @@ import type { ResourceServices } from './resources.ts';
 import type { ChangeOptions, ChangeService } from '../services/change-service.ts';
 import type { ExecuteService } from '../services/execute-service.ts';
 import { ExecuteInput, ExecuteResult } from '../protocol/execute.ts';
+import type { ProjectionService } from '../services/projection-service.ts';
+import { invalidField } from '../core/errors.ts';
+import {
+  Projection,
+  ProjectionCreateInput,
+  ProjectionListInput,
+  ProjectionListResult,
+  ProjectionRef,
+  ProjectionRemoveResult,
+  ProjectionRestoreInput,
+  ProjectionState,
+  PublishInput,
+  PublishResult,
+} from '../protocol/projection.ts';
 import {
   ChangeResult,
   InsertNodeInput,
@@ -28,6 +42,7 @@ export interface ToolServices {
   search: SearchService;
   change: ChangeService;
   execute: ExecuteService;
+  projections: ProjectionService;
   /** What the resources read (rift://map, rift://workspace, rift://logs). */
   resources: ResourceServices;
 }
@@ -77,7 +92,94 @@ const change = (destructive: boolean, idempotent: boolean): ToolAnnotations => (
   openWorldHint: false,
 });
 
+/**
+ * A read on the workspace, or with `projection` on that projection's tree, each returned file
+ * joining its read set (`nodesPath`: the file a node listing reads).
+ */
+function scopedRead<T>(
+  s: ToolServices,
+  args: { projection?: string; rev?: string },
+  nodesPath: string | null,
+  run: (read: ReadService, search: SearchService) => Promise<T>,
+): Promise<T> {
+  if (args.projection === undefined) return run(s.read, s.search);
+  if (args.rev !== undefined) throw invalidField('projection', 'cannot be combined with rev: a projection is read as it is now');
+  return s.projections.read(args.projection, nodesPath, (engine) => run(engine.read, engine.search));
+}
+
+/** A change to the workspace, or with `projection` to that projection's tree (recorded there, with its confirmations). */
+function scopedChange(
+  s: ToolServices,
+  args: { projection?: string },
+  options: ChangeOptions,
+  run: (change: ChangeService, options: ChangeOptions) => Promise<ChangeResult>,
+): Promise<ChangeResult> {
+  if (args.projection === undefined) return run(s.change, options);
+  return s.projections.change(args.projection, options, run);
+}
+
+const PROJECTION_TOOLS: readonly ToolDefinition[] = [
+  tool({
+    name: 'projection_create',
+    title: 'Create a projection',
+    annotations: change(false, false),
+    description:
+      'Create a projection: an isolated copy of every visible workspace file under .rift/projections/<id>/ (copy-on-write where the filesystem allows), with its own index. ' +
+      'Pass its id as projection to any read or change tool to work there; run shell commands in its path; publish lands its changes in the workspace atomically, or none.',
+    phase: 'change',
+    input: ProjectionCreateInput,
+    output: Projection,
+    handler: (s, args) => s.projections.create(args.reason ?? null),
+  }),
+  tool({
+    name: 'projection_list',
+    title: 'List projections',
+    annotations: READ,
+    description: 'List the workspace\'s projections (every rift process sees the same), oldest first, each with its path, state and base revision. Pages with page_index and limit (default 100).',
+    phase: 'read',
+    input: ProjectionListInput,
+    output: ProjectionListResult,
+    handler: async (s, args) => s.projections.list(args),
+  }),
+  tool({
+    name: 'projection_remove',
+    title: 'Remove a projection',
+    annotations: change(true, true),
+    description: 'Remove a projection and its directory, dropping whatever it did not publish; the result reports the state it was in.',
+    phase: 'change',
+    input: ProjectionRef,
+    output: ProjectionRemoveResult,
+    handler: (s, args) => s.projections.remove(args.projection),
+  }),
+  tool({
+    name: 'projection_restore',
+    title: 'Restore projection paths',
+    annotations: change(true, true),
+    description:
+      'Refresh changed paths of a projection from the workspace (paths omitted: all) and drop every change that touched them. Changes drop whole: naming one path of a change restores all of its paths. ' +
+      'Restored paths take the workspace\'s current bytes as their new baseline.',
+    phase: 'change',
+    input: ProjectionRestoreInput,
+    output: ProjectionState,
+    handler: (s, args) => s.projections.restore(args),
+  }),
+  tool({
+    name: 'publish',
+    title: 'Publish a projection',
+    annotations: change(true, false),
+    description:
+      'Write a projection\'s changes into the workspace, all or nothing. Files written in the projection directory by other programs first become one filesystem change (external confirmation). ' +
+      'Refuses, writing nothing, with unaccepted (changes whose confirmations accept did not name), conflicts (paths the workspace changed too) and dependency_conflicts (files a projection read returned that the workspace changed; pass one back in accept_dependencies to accept it). ' +
+      'On success the projection is rebuilt from the new workspace and its base revision advances. Fails temporarily_unavailable when another publication holds the workspace for the whole call budget.',
+    phase: 'change',
+    input: PublishInput,
+    output: PublishResult,
+    handler: (s, args) => s.projections.publish(args),
+  }),
+];
+
 export const TOOLS: readonly ToolDefinition[] = [
+  ...PROJECTION_TOOLS,
   tool({
     name: 'get_symbol',
     title: 'Get symbol',
@@ -89,7 +191,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'read',
     input: GetSymbolInput,
     output: GetSymbolResult,
-    handler: (s, args) => s.read.getSymbol(args),
+    handler: (s, args) => scopedRead(s, args, null, (read) => read.getSymbol(args)),
   }),
   tool({
     name: 'search',
@@ -102,7 +204,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'read',
     input: SearchInput,
     output: SearchResult,
-    handler: (s, args) => s.search.search(args),
+    handler: (s, args) => scopedRead(s, args, null, (_read, search) => search.search(args)),
   }),
   tool({
     name: 'nodes',
@@ -113,7 +215,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'read',
     input: NodesInput,
     output: NodesResult,
-    handler: (s, args) => s.read.nodes(args),
+    handler: (s, args) => scopedRead(s, args, args.path, (read) => read.nodes(args)),
   }),
   // Change tools: each resolves the whole operation against current bytes before writing and
   // returns a ChangeResult; a refusal is a result (status "refused"), never an error.
@@ -127,7 +229,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: ReplaceSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.replaceSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.replaceSymbol(args, opts)),
   }),
   tool({
     name: 'insert_symbol',
@@ -139,7 +241,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: InsertSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.insertSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.insertSymbol(args, opts)),
   }),
   tool({
     name: 'remove_symbol',
@@ -152,7 +254,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RemoveSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.removeSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.removeSymbol(args, opts)),
   }),
   tool({
     name: 'replace_node',
@@ -163,7 +265,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: ReplaceNodeInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.replaceNode(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.replaceNode(args, opts)),
   }),
   tool({
     name: 'insert_node',
@@ -174,7 +276,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: InsertNodeInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.insertNode(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.insertNode(args, opts)),
   }),
   tool({
     name: 'remove_node',
@@ -185,7 +287,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RemoveNodeInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.removeNode(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.removeNode(args, opts)),
   }),
   tool({
     name: 'patch',
@@ -197,7 +299,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: PatchInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.patch(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.patch(args, opts)),
   }),
   tool({
     name: 'rename_symbol',
@@ -210,7 +312,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: RenameSymbolInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.renameSymbol(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.renameSymbol(args, opts)),
   }),
   tool({
     name: 'move_file',
@@ -222,7 +324,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     phase: 'change',
     input: MoveFileInput,
     output: ChangeResult,
-    handler: (s, args, o) => s.change.moveFile(args, o),
+    handler: (s, args, o) => scopedChange(s, args, o, (c, opts) => c.moveFile(args, opts)),
   }),
   tool({
     name: 'execute',
@@ -230,7 +332,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     // It writes only inside the execution copy, never the tree; what the code does is open.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     description:
-      'Run a block of code (language: javascript via node, python via python3, bash or sh, as [execution].allow names it exactly) in the workspace\'s execution copy under .rift/exec/: ' +
+      'Run a block of code (language: javascript via node, python via python3, bash or sh, as [execution].allow names it exactly) in the workspace\'s execution copy under .rift/exec/ (with projection, that projection\'s own copy): ' +
       'the copy persists between calls (installed dependencies stay), its visible files are refreshed to match the tree first, and nothing the code writes reaches the tree. ' +
       'Bounded by [execution] max_code (limit_exceeded), max_timeout (the process group is killed; status failed, rift.execute.timed_out) and max_output bytes kept per stream (truncated, with the whole stream\'s size and digest); ' +
       'at most max_concurrent runs at once across the workspace (temporarily_unavailable: resend). sandbox says whether bubblewrap held the run (network off, only the copy writable) or why not.',

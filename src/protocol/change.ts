@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Digest, ProjectPath, TextRange } from './common.ts';
+import { Digest, ProjectPath, ProjectionId, TextRange } from './common.ts';
 import { NodeId, SymbolId } from './read.ts';
 
 // Change tool inputs and the one ChangeResult every change tool returns (spec "Changes",
@@ -14,7 +14,7 @@ export const BodySource = z
   ])
   .describe('Inline text, or {"file": "/abs/path"} read by the server; bounded by the embedding field');
 
-const Projection = z.string().min(1).describe('Projection to change instead of the workspace (not served yet)');
+const Projection = ProjectionId;
 const Force = z.boolean().optional().describe('Remove even when a language engine reports standing references');
 const Position = z.enum(['before', 'after']).describe('Which side of the anchor the body lands on');
 const RegionRole = z
@@ -228,9 +228,24 @@ export type FileChange = z.infer<typeof FileChange>;
 
 export const ChangeId = z.string().regex(/^chg_[a-z2-7]{26}$/).describe('Deterministic in the changed paths and their resulting bytes');
 
+/** What a projection change asks the publisher to accept (reference A.7). */
+export const ConfirmationRequirement = z
+  .object({
+    kind: z.enum(['destructive', 'large_scope', 'generated_code', 'hook', 'configuration', 'advisory', 'external']),
+    title: z.string().min(1).max(256),
+    detail: z.string().min(1).max(4096),
+    spans: z.array(SourceSpan),
+  })
+  .strict();
+export type ConfirmationRequirement = z.infer<typeof ConfirmationRequirement>;
+
 export const ChangeSummary = z
   .object({
     id: ChangeId,
+    confirmations: z
+      .array(ConfirmationRequirement)
+      .optional()
+      .describe('Only on a change inside a projection: what publish must be told to accept (its id in accept)'),
     files: z.array(FileChange).describe('Every file the change wrote, transform-hook writes included, sorted by path'),
     diagnostics: z.array(Diagnostic).max(256),
     guarantees: z.array(GuaranteeEvidence).max(512),

@@ -29,6 +29,12 @@ export const Pagination = z
   })
   .strict();
 
+export const ProjectionId = z
+  .string()
+  .regex(/^prj_[a-z2-7]{26}$/, { error: 'not a projection id (prj_ and 26 base32 characters)' })
+  .describe('A projection from projection_create: the call works on that isolated tree instead of the workspace')
+  .meta({ id: 'ProjectionId' });
+
 export const PageIndex = z.number().int().min(0).describe('Zero-based page under `limit` (default 0)');
 export const Limit = z.number().int().min(1).describe('Hits per page, at most 1000');
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Digest } from './common.ts';
+import { Digest, ProjectionId } from './common.ts';
 import { Diagnostic } from './change.ts';
 
 // execute (spec "Execution"; reference A.8, F.16). The language is a bare string as everywhere
@@ -20,7 +20,7 @@ export const ExecuteInput = z
           .describe('Directory inside the execution copy to run in, as a project path ("" or omitted: the copy\'s root)'),
       })
       .strict(),
-    projection: z.string().min(1).optional().describe('Projection whose execution copy to run in instead of the workspace\'s (not served yet)'),
+    projection: ProjectionId.optional().describe('Projection whose own execution copy to run in, refreshed from the projection\'s tree, instead of the workspace\'s'),
   })
   .strict();
 export type ExecuteInput = z.infer<typeof ExecuteInput>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseNodeId, parseSymbolId } from '../core/ids.ts';
-import { PageIndex, Limit, Pagination, ProjectPath, ReadWarning, ResolvedRevision, RevisionId, TextRange } from './common.ts';
+import { PageIndex, Limit, Pagination, ProjectPath, ProjectionId, ReadWarning, ResolvedRevision, RevisionId, TextRange } from './common.ts';
 
 // get_symbol and nodes (spec "Reads"; reference A.2, A.4, A.9).
 
@@ -89,6 +89,7 @@ export const GetSymbolInput = z
     page_index: PageIndex.optional(),
     limit: Limit.optional().describe('Hits per page (default 5, at most 1000)'),
     rev: RevisionId.optional(),
+    projection: ProjectionId.optional(),
   })
   .strict();
 export type GetSymbolInput = z.infer<typeof GetSymbolInput>;
@@ -115,6 +116,7 @@ export const NodesInput = z
     path: ProjectPath,
     position: z.number().int().min(0).describe('UTF-8 byte offset'),
     rev: RevisionId.optional(),
+    projection: ProjectionId.optional(),
   })
   .strict();
 export type NodesInput = z.infer<typeof NodesInput>;

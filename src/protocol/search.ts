@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Limit, PageIndex, Pagination, ProjectPath, ReadWarning, ResolvedRevision, RevisionId, TextRange } from './common.ts';
+import { Limit, PageIndex, Pagination, ProjectPath, ProjectionId, ReadWarning, ResolvedRevision, RevisionId, TextRange } from './common.ts';
 import { SymbolId, SymbolRecord } from './read.ts';
 
 // search (spec "search", "Full-text search", "Traversal"; reference A.3, A.9, F.6, F.7).
@@ -65,6 +65,7 @@ export const SearchInput = z
     page_index: PageIndex.optional(),
     limit: Limit.optional().describe('Hits per page (default 20, at most 1000)'),
     rev: RevisionId.optional(),
+    projection: ProjectionId.optional(),
     traversal: SearchTraversal.optional().describe('Walk the relationship graph from a seed; alone, or beside query'),
   })
   .strict();

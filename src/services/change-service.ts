@@ -49,8 +49,7 @@ function pathField(field: string, value: string): string {
   return value;
 }
 
-function unserved(input: { projection?: string; region?: string | null }): void {
-  if (input.projection !== undefined) throw capabilityUnavailable('projection changes');
+function unservedRegion(input: { region?: string | null }): void {
   if (input.region !== undefined && input.region !== null) throw capabilityUnavailable('region-scoped replacement');
 }
 
@@ -75,6 +74,12 @@ export interface ChangeOptions {
    * approved files, each still holding the approved bytes.
    */
   renameReview?: RenameReview;
+  /**
+   * Work run holding the tree around the change: `before` after recovery and catch-up, before
+   * resolution; `after` with the result, which it may extend. A projection reconciles its
+   * directory and records the change here, so no other process sees the tree between them.
+   */
+  around?: { before(): Promise<void>; after(result: ChangeResult): ChangeResult };
 }
 
 export class ChangeService {
@@ -112,13 +117,12 @@ export class ChangeService {
   }
 
   replaceSymbol(input: ReplaceSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
+    unservedRegion(input);
     const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
     return this.run('replace_symbol', options, (ctx) => replaceSymbol(ctx, input.symbol, body));
   }
 
   insertSymbol(input: InsertSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
     const anchor = input.anchor ?? null;
     const file = input.file ?? null;
     if (anchor !== null && file !== null) throw invalidField('file', 'insert_symbol accepts exactly one of anchor or file, not both');
@@ -133,29 +137,24 @@ export class ChangeService {
   }
 
   removeSymbol(input: RemoveSymbolInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
     return this.run('remove_symbol', options, (ctx) => removeSymbol(ctx, input.symbol, input.force === true));
   }
 
   replaceNode(input: ReplaceNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
     const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
     return this.run('replace_node', options, (ctx) => replaceNode(ctx, input.node, body));
   }
 
   insertNode(input: InsertNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
     const body = resolveBodySource('body', input.body, CHANGE_BODY_BYTES_MAX);
     return this.run('insert_node', options, (ctx) => insertNode(ctx, input.node, input.position, body));
   }
 
   removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
     return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true), true);
   }
 
   patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
     const body = resolveBodySource('patch', input.patch, PATCH_BYTES_MAX);
     if (body.length === 0) throw invalidField('patch', 'empty');
     return this.run('patch', options, (ctx) => planPatch(ctx, body));
@@ -167,7 +166,6 @@ export class ChangeService {
    * abandons the change. A caller in another process reviews through `options.renameReview`.
    */
   renameSymbol(input: RenameSymbolInput, options: ChangeOptions = {}, review?: (writes: ProposedWrite[]) => Promise<void>): Promise<ChangeResult> {
-    unserved(input);
     return this.run('rename_symbol', options, async (ctx) => {
       const plan = await planRename(ctx, input.symbol, input.new_name);
       const writes = proposedWrites(plan);
@@ -178,10 +176,25 @@ export class ChangeService {
   }
 
   moveFile(input: MoveFileInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    unserved(input);
     const path = pathField('path', input.path);
     const destination = pathField('destination', input.destination);
     return this.run('move_file', options, (ctx) => planMove(ctx, path, destination));
+  }
+
+  /**
+   * Runs `work` holding the tree, recovered and caught up, with the context a plan resolves in
+   * and a way to log the paths it wrote (publication: its checks and writes see one state).
+   */
+  hold<T>(work: (ctx: ChangeContext, record: (paths: readonly string[]) => void) => Promise<T>): Promise<T> {
+    const deadline = performance.now() + this.budgetMs;
+    return this.lock.run(deadline, this.budgetMs, async (held) => {
+      await recoverInterrupted(this.root, held);
+      await this.catchUp(held);
+      const ctx: ChangeContext = { root: this.root, config: this.config.current().config, indexer: this.indexer, engines: this.engines };
+      return work(ctx, (paths) => {
+        if (paths.length > 0) this.seen = held.record(paths);
+      });
+    });
   }
 
   /** `parses`: the plan itself parses (finding a node's declaration), so the grammars load first. */
@@ -199,6 +212,7 @@ export class ChangeService {
       const started = performance.now();
       await recoverInterrupted(this.root, held);
       await this.catchUp(held);
+      await options.around?.before();
       const ctx: ChangeContext = {
         root: this.root,
         config: gated ? { ...accepted.config, hooks: [] } : accepted.config,
@@ -213,12 +227,12 @@ export class ChangeService {
         result = e.result;
       }
       if (result.status === 'applied') this.seen = held.record(result.summary.files.map((f) => f.path));
+      if (options.around) result = options.around.after(result);
       log('info', 'change', 'change finished', { tool, status: result.status, elapsed_ms: Math.round(performance.now() - started) });
       return result;
     });
   }
 
-  /** Rolls back what a dead process left in flight, logged so every index (this one too) catches up. */
   /** Re-indexes what other processes changed since this one last looked. */
   private async catchUp(held: Held): Promise<void> {
     const { paths, position } = held.missed(this.seen);

@@ -12,6 +12,7 @@ import { ReadService } from './read-service.ts';
 import { ReadGate } from './read-gate.ts';
 import { SearchService } from './search-service.ts';
 import { ChangeService } from './change-service.ts';
+import { ProjectionService } from './projection-service.ts';
 import { MapService } from './map-service.ts';
 import { ExecuteService } from './execute-service.ts';
 import { registryEngineStates, WorkspaceService } from './workspace-service.ts';
@@ -45,6 +46,8 @@ export class Engine {
     /** Background vectors for `search` when `[search.semantic]` is enabled. */
     readonly semantic: SemanticTier,
     readonly execute: ExecuteService,
+    /** Projections of this workspace, each served by an engine opened on its directory. */
+    readonly projections: ProjectionService,
   ) {}
 
   /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
@@ -61,6 +64,11 @@ export class Engine {
     indexer.onPublish(() => semantic.schedule());
     const engines = new EngineRegistry(root, config, indexer, options.engineTrust ?? (() => false));
     const change = new ChangeService(root, config, indexer, engines);
+    // A projection's engine: the same trust, no watcher (each call reconciles the directory first).
+    const projections = new ProjectionService(root, { indexer, change, config }, (dir) => Engine.open(dir, { watch: false, engineTrust: options.engineTrust }));
+    // `execute { projection }` runs in that projection's own execution copy, removed with it.
+    const execute = new ExecuteService(root, config, (id) => (id === undefined ? { id: 'workspace', root } : { id, root: projections.treeRoot(id) }));
+    projections.onRemoved((id) => execute.discard(id));
     const engine = new Engine(
       root,
       config,
@@ -73,7 +81,8 @@ export class Engine {
       new MapService(root, indexer),
       new WorkspaceService(config, indexer, registryEngineStates(engines)),
       semantic,
-      new ExecuteService(root, config),
+      execute,
+      projections,
     );
     await change.recoverAtStart();
     if (options.watch) await indexer.watch();
@@ -94,6 +103,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.projections.close();
     await this.change.close();
     this.execute.close();
     this.map.close();

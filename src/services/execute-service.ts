@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs';
+import { lstatSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { capabilityUnavailable, invalidField, limitExceeded, RiftError } from '../core/errors.ts';
 import { EXECUTE_DRAIN_BYTES_MAX } from '../core/limits.ts';
@@ -35,13 +35,6 @@ export interface ExecutionTree {
 /** Resolves the request's `projection` to the tree to run against. */
 export type TreeResolver = (projection: string | undefined) => ExecutionTree;
 
-/** The workspace tree; a projection is refused until projections are served. */
-export function workspaceTree(root: string): TreeResolver {
-  return (projection) => {
-    if (projection !== undefined) throw capabilityUnavailable('projection execution');
-    return { id: 'workspace', root };
-  };
-}
 
 interface Runtime {
   program: string;
@@ -115,7 +108,7 @@ export class ExecuteService {
   constructor(
     private readonly root: string,
     private readonly config: ConfigLoader,
-    private readonly resolveTree: TreeResolver = workspaceTree(root),
+    private readonly resolveTree: TreeResolver,
   ) {
     this.locks = new ExecLocks(root);
   }
@@ -170,6 +163,15 @@ export class ExecuteService {
     } finally {
       release();
     }
+  }
+
+  /** Deletes tree `id`'s execution copy and manifest (its projection is gone), under the copy's lock. */
+  async discard(id: string): Promise<void> {
+    const execDir = join(this.root, STATE_DIR, 'exec');
+    await this.locks.withCopy(id, async () => {
+      rmSync(join(execDir, id), { recursive: true, force: true });
+      rmSync(join(execDir, `${id}.manifest.json`), { force: true });
+    });
   }
 
   close(): void {

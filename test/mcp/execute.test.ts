@@ -155,8 +155,26 @@ describe('execute: the execution copy', () => {
     );
     const dialect = await rift.fail('execute', { language: 'python:3', block: { source: 'print(1)' } });
     assert.equal(dialect.data.code, 'capability_unavailable');
-    const projection = await rift.fail('execute', { language: 'python', block: { source: 'print(1)' }, projection: 'p1' });
-    assert.equal(projection.data.message, 'no configured provider serves this request: capability projection execution; adjust the request to a served capability');
+  });
+
+  it('with projection runs in that projection\'s own execution copy, refreshed from its tree; the workspace copy never sees it', async () => {
+    const p = (await rift.call('projection_create', {})) as unknown as { id: string };
+    try {
+      const patched = (await rift.call('patch', { projection: p.id, patch: '--- /dev/null\n+++ b/only-here.txt\n@@ -0,0 +1 @@\n+in the projection\n' })) as { status: string };
+      assert.equal(patched.status, 'applied', JSON.stringify(patched));
+      const inProjection = (await rift.call('execute', { language: 'bash', block: { source: 'cat only-here.txt; pwd; echo made > projection-run.txt' }, projection: p.id })) as unknown as Result;
+      const [text, cwd] = inProjection.result.stdout.text.trim().split('\n');
+      assert.equal(text, 'in the projection');
+      assert.equal(cwd.endsWith(`/.rift/exec/${p.id}`), true, cwd);
+      const inWorkspace = await run(rift, 'bash', 'test -e only-here.txt && echo seen || echo unseen; test -e projection-run.txt && echo leaked || echo clean');
+      assert.equal(inWorkspace.result.stdout.text, 'unseen\nclean\n');
+      assert.equal(existsSync(join(root, '.rift', 'projections', p.id, 'projection-run.txt')), false, 'nothing the run wrote reached the projection');
+    } finally {
+      await rift.call('projection_remove', { projection: p.id });
+    }
+    assert.equal(existsSync(join(root, '.rift', 'exec', p.id)), false, 'the execution copy goes with its projection');
+    const unknown = await rift.fail('execute', { language: 'bash', block: { source: 'true' }, projection: p.id });
+    assert.equal(unknown.data.code, 'resource_not_found');
   });
 
   it('bounds the code by max_code (limit_exceeded with limit)', async () => {

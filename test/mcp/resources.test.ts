@@ -51,16 +51,22 @@ const MAP_FILES: Record<string, string> = {
 describe('resources', () => {
   const ws = serveWorkspace({ before, after }, MAP_FILES);
 
-  test('resources/list and resources/templates/list advertise the three resources and the paged forms', async () => {
+  test('resources/list and resources/templates/list advertise the four resources and the paged and addressed forms', async () => {
     assert.ok(ws.rift.client.getServerCapabilities()?.resources);
     const { resources } = await ws.rift.client.listResources();
     assert.deepEqual(resources.map((r) => [r.uri, r.name, r.mimeType]), [
       ['rift://logs', 'logs', 'application/json'],
       ['rift://map', 'map', 'application/json'],
       ['rift://workspace', 'workspace', 'application/json'],
+      ['rift://changes', 'changes', 'application/json'],
     ]);
     const { resourceTemplates } = await ws.rift.client.listResourceTemplates();
-    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['rift://logs{?page_index}', 'rift://workspace{?page_index}']);
+    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), [
+      'rift://logs{?page_index}',
+      'rift://workspace{?page_index}',
+      'rift://projection/{id}',
+      'rift://changes{?projection,page_index}',
+    ]);
   });
 
   test('rift://map: revision, languages, modules three deep, hubs, entry points, docs, one page', async () => {
@@ -126,8 +132,13 @@ describe('resources', () => {
     assert.match(unknown.data.message as string, /field cursor, violation not a parameter of rift:\/\/workspace/);
     const bad = await readFails(ws.rift, 'rift://workspace?page_index=-1');
     assert.match(bad.data.message as string, /field page_index, violation not a non-negative integer/);
-    const missing = await readFails(ws.rift, 'rift://changes');
+    const missing = await readFails(ws.rift, 'rift://fs');
     assert.equal(missing.data.code, 'resource_not_found');
+    const noProjection = await readFails(ws.rift, `rift://projection/prj_${'a'.repeat(26)}`);
+    assert.equal(noProjection.data.code, 'resource_not_found');
+    assert.match(noProjection.data.message as string, /projection prj_a{26}/);
+    const badId = await readFails(ws.rift, 'rift://projection/nope');
+    assert.equal(badId.data.code, 'invalid_request');
     assert.equal(missing.data.phase, 'read');
   });
 });

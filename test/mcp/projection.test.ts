@@ -1,0 +1,308 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+
+// Projections over the MCP SDK client against real `rift mcp` processes (reference F.15, rules
+// 157–167): isolated trees that record their changes and read set, and publish atomically.
+
+const d8 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex').slice(0, 8);
+
+const FILES: Record<string, string> = {
+  'src/config.py': 'def limit():\n    return 10\n',
+  'src/app.py': 'from config import limit\n\ndef run():\n    return limit() + 1\n',
+  'src/util/strings.py': 'def shout(s):\n    return s.upper()\n',
+  'README.md': '# demo\n',
+};
+
+/** Every file below `root` with its bytes, `.rift` and `.git` excepted. */
+function tree(root: string, dir = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const p = dir ? `${dir}/${e.name}` : e.name;
+    if (p === '.rift' || p === '.git') continue;
+    if (e.isDirectory()) Object.assign(out, tree(root, p));
+    else out[p] = readFileSync(join(root, p), 'utf8');
+  }
+  return out;
+}
+
+interface Proj {
+  id: string;
+  path: string;
+  state: { dirty: boolean; unaccepted: boolean };
+  base_revision: string;
+  reason: string | null;
+}
+
+async function create(rift: RiftMcp, reason: string | null = null): Promise<Proj> {
+  return (await rift.call('projection_create', reason === null ? {} : { reason })) as unknown as Proj;
+}
+
+async function resource(rift: RiftMcp, uri: string): Promise<Record<string, unknown>> {
+  const r = await rift.client.readResource({ uri });
+  return JSON.parse((r.contents[0] as { text: string }).text) as Record<string, unknown>;
+}
+
+const patchOf = (path: string, from: string, to: string) => `--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-${from}\n+${to}\n`;
+
+describe('projections (F.15)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  before(async () => {
+    root = tempWorkspace(FILES);
+    rift = await startRift(root, {}, { standalone: true });
+  });
+  after(async () => {
+    await rift.close();
+    removeWorkspace(root);
+  });
+
+  test('rule 157: projection_create materializes a byte-identical tree with a manifest; rift://projection/{id} returns its path and base revision', async () => {
+    const p = await create(rift, 'first');
+    assert.match(p.id, /^prj_[a-z2-7]{26}$/);
+    assert.equal(p.path, join(root, '.rift', 'projections', p.id));
+    assert.deepEqual(p.state, { dirty: false, unaccepted: false });
+    assert.equal(p.reason, 'first');
+    assert.deepEqual(tree(p.path), tree(root));
+    // A copy, never a hard link: a write inside the projection leaves the workspace file alone.
+    assert.equal(lstatSync(join(p.path, 'src/app.py')).nlink, 1);
+    const ws = (await resource(rift, 'rift://workspace')) as { revision?: string; configuration?: { revision: string } };
+    assert.ok(ws);
+    const r = await resource(rift, `rift://projection/${p.id}`);
+    assert.deepEqual(r, { uri: `rift://projection/${p.id}`, projection: p, workspace: root });
+    const listed = (await rift.call('projection_list', {})) as { projections: Proj[]; pagination: unknown };
+    assert.ok(listed.projections.some((x) => x.id === p.id));
+    assert.deepEqual(listed.pagination, { page_index: 0, total_pages: 1 });
+    const removed = await rift.call('projection_remove', { projection: p.id });
+    assert.deepEqual(removed, { projection: p.id, state: { dirty: false, unaccepted: false } });
+    assert.equal(existsSync(p.path), false);
+    const gone = await rift.fail('publish', { projection: p.id });
+    assert.equal(gone.data.code, 'resource_not_found');
+  });
+
+  test('projection_list pages with page_index and limit; bad ids are invalid_request naming the field', async () => {
+    const a = await create(rift);
+    const b = await create(rift);
+    const page0 = (await rift.call('projection_list', { limit: 1 })) as { projections: Proj[]; pagination: { total_pages: number } };
+    const page1 = (await rift.call('projection_list', { limit: 1, page_index: 1 })) as { projections: Proj[] };
+    assert.deepEqual([page0.projections[0].id, page1.projections[0].id], [a.id, b.id]);
+    assert.equal(page0.pagination.total_pages, 2);
+    const bad = await rift.fail('publish', { projection: 'prj_nope' });
+    assert.equal(bad.data.code, 'invalid_request');
+    assert.match(bad.message, /projection/);
+    await rift.call('projection_remove', { projection: a.id });
+    await rift.call('projection_remove', { projection: b.id });
+  });
+
+  test('rules 158, 159, 162, 166: a shell write becomes one filesystem change with an external confirmation; accepting it publishes; the projection rebuilds', async () => {
+    const p = await create(rift);
+    appendFileSync(join(p.path, 'src/util/strings.py'), '\ndef whisper(s):\n    return s.lower()\n');
+    rmSync(join(p.path, 'README.md'));
+    writeFileSync(join(p.path, 'src/new.py'), 'X = 1\n');
+    const before = tree(root);
+    const refused = (await rift.call('publish', { projection: p.id })) as { published: boolean; unaccepted: string[]; conflicts: string[]; dependency_conflicts: unknown[]; state: unknown };
+    assert.equal(refused.published, false);
+    assert.equal(refused.unaccepted.length, 1);
+    assert.deepEqual(refused.conflicts, []);
+    assert.deepEqual(refused.state, { dirty: true, unaccepted: true });
+    assert.deepEqual(tree(root), before, 'a refused publish writes nothing');
+    const changes = (await resource(rift, `rift://changes?projection=${p.id}`)) as { changes: Array<Record<string, unknown>>; state: unknown };
+    assert.equal(changes.changes.length, 1);
+    const change = changes.changes[0] as { id: string; origin: string; paths: string[]; confirmations: Array<{ kind: string }> };
+    assert.equal(change.id, refused.unaccepted[0]);
+    assert.equal(change.origin, 'filesystem');
+    assert.deepEqual(change.paths, ['README.md', 'src/new.py', 'src/util/strings.py']);
+    assert.deepEqual(change.confirmations.map((c) => c.kind), ['external', 'destructive']);
+    const ok = (await rift.call('publish', { projection: p.id, accept: [change.id] })) as Record<string, unknown>;
+    assert.deepEqual(ok, { state: { dirty: false, unaccepted: false }, published: true, conflicts: [], dependency_conflicts: [], unaccepted: [] });
+    assert.equal(existsSync(join(root, 'README.md')), false);
+    assert.equal(readFileSync(join(root, 'src/new.py'), 'utf8'), 'X = 1\n');
+    assert.match(readFileSync(join(root, 'src/util/strings.py'), 'utf8'), /whisper/);
+    assert.deepEqual(tree(p.path), tree(root));
+    const after = (await resource(rift, `rift://projection/${p.id}`)) as { projection: Proj };
+    assert.notEqual(after.projection.base_revision, p.base_revision, 'the base revision advanced');
+    const empty = (await resource(rift, `rift://changes?projection=${p.id}`)) as { changes: unknown[] };
+    assert.deepEqual(empty.changes, []);
+    // The workspace's index sees the published bytes.
+    const hits = (await rift.call('get_symbol', { name: 'whisper' })) as { hits: unknown[] };
+    assert.equal(hits.hits.length, 1);
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('change tools in a projection work on its tree and carry confirmations; direct workspace changes carry none', async () => {
+    const p = await create(rift);
+    const applied = (await rift.call('patch', { projection: p.id, patch: patchOf('src/config.py', 'def limit():', 'def limit(n=10):') })) as {
+      status: string;
+      summary: { id: string; confirmations: unknown[] };
+    };
+    assert.equal(applied.status, 'applied');
+    assert.deepEqual(applied.summary.confirmations, []);
+    assert.match(readFileSync(join(p.path, 'src/config.py'), 'utf8'), /limit\(n=10\)/);
+    assert.doesNotMatch(readFileSync(join(root, 'src/config.py'), 'utf8'), /n=10/, 'the workspace is untouched');
+    // Reads in the projection see its tree; the workspace does not.
+    const inProj = (await rift.call('search', { projection: p.id, query: 'limit', include: ['source'] })) as { results: Array<{ path: string }> };
+    assert.ok(inProj.results.length > 0);
+    const deletion = (await rift.call('patch', { projection: p.id, patch: `--- a/src/app.py\n+++ /dev/null\n@@ -1,4 +0,0 @@\n${FILES['src/app.py'].replace(/^/gm, '-').slice(0, -1)}` })) as {
+      summary: { id: string; confirmations: Array<{ kind: string }> };
+    };
+    assert.deepEqual(deletion.summary.confirmations.map((c) => c.kind), ['destructive']);
+    const config = (await rift.call('patch', { projection: p.id, patch: '--- /dev/null\n+++ b/rift.toml\n@@ -0,0 +1 @@\n+[projections]\n' })) as {
+      summary: { confirmations: Array<{ kind: string }> };
+    };
+    assert.deepEqual(config.summary?.confirmations.map((c) => c.kind), ['configuration'], JSON.stringify(config));
+    const direct = (await rift.call('patch', { patch: patchOf('src/util/strings.py', 'def shout(s):', 'def shout(s: str):') })) as { summary: Record<string, unknown> };
+    assert.equal('confirmations' in direct.summary, false);
+    // Rule 159: only the unaccepted changes come back; accepting the destructive one is not enough.
+    const partial = (await rift.call('publish', { projection: p.id, accept: [deletion.summary.id] })) as { unaccepted: string[]; published: boolean };
+    assert.equal(partial.published, false);
+    assert.equal(partial.unaccepted.length, 1);
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('rule 160: two projections change the same path; the second to publish gets conflicts and writes nothing', async () => {
+    const a = await create(rift);
+    const b = await create(rift);
+    await rift.call('patch', { projection: a.id, patch: patchOf('src/app.py', 'from config import limit', 'from config import limit  # a') });
+    await rift.call('patch', { projection: b.id, patch: patchOf('src/app.py', 'from config import limit', 'from config import limit  # b') });
+    await rift.call('patch', { projection: b.id, patch: patchOf('src/config.py', 'def limit():', 'def limit():  # b') });
+    const first = (await rift.call('publish', { projection: a.id })) as { published: boolean };
+    assert.equal(first.published, true);
+    const before = tree(root);
+    const second = (await rift.call('publish', { projection: b.id })) as { published: boolean; conflicts: string[] };
+    assert.equal(second.published, false);
+    assert.deepEqual(second.conflicts, ['src/app.py']);
+    assert.deepEqual(tree(root), before, 'rule 158: nothing written, not even the path without a conflict');
+    assert.match(readFileSync(join(b.path, 'src/app.py'), 'utf8'), /# b/, 'rule 165: the projection is unchanged too');
+    await rift.call('projection_remove', { projection: a.id });
+    await rift.call('projection_remove', { projection: b.id });
+  });
+});
+
+describe('projection read dependencies (rules 161, 163, 164) and restore (rule 167)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  before(async () => {
+    root = tempWorkspace(FILES);
+    rift = await startRift(root, {}, { standalone: true });
+  });
+  after(async () => {
+    await rift.close();
+    removeWorkspace(root);
+  });
+
+  test('rules 161, 164: files a projection read returned that the workspace changed come back as dependency conflicts; an exact acceptance passes, a stale one stays', async () => {
+    const p = await create(rift);
+    const read = (await rift.call('get_symbol', { projection: p.id, name: 'limit' })) as { hits: unknown[] };
+    assert.equal(read.hits.length, 1);
+    const found = (await rift.call('search', { projection: p.id, query: 'shout', target: 'symbol' })) as { results: Array<{ path: string }> };
+    assert.deepEqual([...new Set(found.results.map((r) => r.path))], ['src/util/strings.py']);
+    // Rule 163: an empty search records nothing.
+    const none = (await rift.call('search', { projection: p.id, query: 'zzqqxxvv' })) as { results: unknown[] };
+    assert.deepEqual(none.results, []);
+    await rift.call('patch', { projection: p.id, patch: patchOf('src/app.py', 'from config import limit', 'from config import limit as cap') });
+    const configOld = FILES['src/config.py'];
+    // The workspace changes both files the projection read, never the one it changed.
+    await rift.call('patch', { patch: patchOf('src/config.py', 'def limit():', 'def limit(n):') });
+    await rift.call('patch', { patch: patchOf('src/util/strings.py', 'def shout(s):', 'def shout(s, n):') });
+    const refused = (await rift.call('publish', { projection: p.id })) as { published: boolean; dependency_conflicts: Array<{ path: string; observed: string; current: string | null }>; conflicts: string[] };
+    assert.equal(refused.published, false);
+    assert.deepEqual(refused.conflicts, []);
+    const strings1 = FILES['src/util/strings.py'].replace('def shout(s):', 'def shout(s, n):');
+    assert.deepEqual(refused.dependency_conflicts, [
+      { path: 'src/config.py', observed: d8(configOld), current: d8(configOld.replace('def limit():', 'def limit(n):')) },
+      { path: 'src/util/strings.py', observed: d8(FILES['src/util/strings.py']), current: d8(strings1) },
+    ]);
+    const [configConflict, stringsConflict] = refused.dependency_conflicts;
+    // The workspace moves strings.py again: the earlier acceptance no longer matches.
+    await rift.call('patch', { patch: patchOf('src/util/strings.py', 'def shout(s, n):', 'def shout(s, n, m):') });
+    const stale = (await rift.call('publish', { projection: p.id, accept_dependencies: [configConflict, stringsConflict] })) as {
+      published: boolean;
+      dependency_conflicts: unknown[];
+    };
+    assert.equal(stale.published, false);
+    assert.deepEqual(stale.dependency_conflicts, [{ path: 'src/util/strings.py', observed: d8(FILES['src/util/strings.py']), current: d8(strings1.replace('def shout(s, n):', 'def shout(s, n, m):')) }]);
+    assert.equal(readFileSync(join(root, 'src/app.py'), 'utf8'), FILES['src/app.py'], 'nothing published');
+    const ok = (await rift.call('publish', { projection: p.id, accept_dependencies: [configConflict, stale.dependency_conflicts[0]] })) as { published: boolean };
+    assert.equal(ok.published, true);
+    assert.match(readFileSync(join(root, 'src/app.py'), 'utf8'), /limit as cap/);
+    // Rule 166: the read set is cleared with the changeset.
+    await rift.call('patch', { patch: patchOf('src/config.py', 'def limit(n):', 'def limit(n, m):') });
+    await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo', '# demo 2') });
+    const clean = (await rift.call('publish', { projection: p.id })) as { published: boolean };
+    assert.equal(clean.published, true);
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('rule 167: restoring one path drops its whole change and restores every path of it from the workspace; other paths keep their baselines', async () => {
+    const p = await create(rift);
+    const both = (await rift.call('patch', {
+      projection: p.id,
+      patch: patchOf('src/app.py', 'from config import limit as cap', 'import config') + patchOf('src/util/strings.py', 'def shout(s, n, m):', 'def shout():'),
+    })) as { summary: { id: string } };
+    const other = (await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo 2', '# other') })) as { summary: { id: string } };
+    // The workspace moves strings.py and README.md meanwhile.
+    await rift.call('patch', { patch: patchOf('src/util/strings.py', 'def shout(s, n, m):', 'def shout(t):') });
+    await rift.call('patch', { patch: patchOf('README.md', '# demo 2', '# demo 3') });
+    const state = await rift.call('projection_restore', { projection: p.id, paths: ['src/app.py'] });
+    assert.deepEqual(state, { dirty: true, unaccepted: false });
+    assert.equal(readFileSync(join(p.path, 'src/app.py'), 'utf8'), readFileSync(join(root, 'src/app.py'), 'utf8'));
+    assert.equal(readFileSync(join(p.path, 'src/util/strings.py'), 'utf8'), readFileSync(join(root, 'src/util/strings.py'), 'utf8'), 'the whole change is restored');
+    assert.equal(readFileSync(join(p.path, 'README.md'), 'utf8'), '# other\n');
+    const changes = (await resource(rift, `rift://changes?projection=${p.id}`)) as { changes: Array<{ id: string }> };
+    assert.deepEqual(changes.changes.map((c) => c.id), [other.summary.id]);
+    assert.notEqual(both.summary.id, other.summary.id);
+    // README.md kept its old baseline, so the workspace's edit conflicts; strings.py took the new one.
+    const refused = (await rift.call('publish', { projection: p.id })) as { conflicts: string[] };
+    assert.deepEqual(refused.conflicts, ['README.md']);
+    const all = await rift.call('projection_restore', { projection: p.id });
+    assert.deepEqual(all, { dirty: false, unaccepted: false });
+    assert.deepEqual(tree(p.path), tree(root));
+    await rift.call('projection_remove', { projection: p.id });
+  });
+});
+
+// A path longer than the read set's byte bound on its own (a read-set entry is its path and digest).
+const BIG = `${['a', 'b', 'c', 'd', 'e'].map((c) => c.repeat(220)).join('/')}/big.py`;
+
+describe('projection read-set bounds (rule 163)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  before(async () => {
+    root = tempWorkspace({ ...FILES, 'rift.toml': '[projections]\nmax_dependencies = 2\nmax_dependency_bytes = "1kb"\n', [BIG]: 'def big():\n    return 1\n' });
+    rift = await startRift(root, {}, { standalone: true });
+  });
+  after(async () => {
+    await rift.close();
+    removeWorkspace(root);
+  });
+
+  test('a read that would cross max_projection_dependencies or max_projection_dependency_bytes fails before returning data, and records nothing', async () => {
+    const p = await create(rift);
+    await rift.call('get_symbol', { projection: p.id, name: 'limit' });
+    await rift.call('get_symbol', { projection: p.id, name: 'shout' });
+    const count = await rift.fail('get_symbol', { projection: p.id, name: 'run' });
+    assert.equal(count.data.code, 'limit_exceeded');
+    assert.deepEqual(count.data.limit, { field: 'max_projection_dependencies', limit: 2, required: 3 });
+    // The same read again is within bounds when it returns a file already in the set.
+    const again = (await rift.call('get_symbol', { projection: p.id, name: 'limit' })) as { hits: unknown[] };
+    assert.equal(again.hits.length, 1);
+    const q = await create(rift);
+    const bytes = await rift.fail('get_symbol', { projection: q.id, name: 'big' });
+    assert.equal(bytes.data.code, 'limit_exceeded');
+    assert.equal((bytes.data.limit as { field: string }).field, 'max_projection_dependency_bytes');
+    // Nothing recorded: the workspace changing app.py and big.py raises no dependency conflict.
+    await rift.call('patch', { patch: patchOf('src/app.py', 'from config import limit', 'from config import limit  # w') });
+    await rift.call('patch', { patch: patchOf(BIG, 'def big():', 'def big(n):') });
+    await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo', '# p') });
+    const ok = (await rift.call('publish', { projection: p.id })) as { published: boolean; dependency_conflicts: unknown[] };
+    assert.deepEqual(ok.dependency_conflicts, []);
+    assert.equal(ok.published, true);
+    const okq = (await rift.call('publish', { projection: q.id })) as { published: boolean };
+    assert.equal(okq.published, true);
+  });
+});
+
