@@ -18,6 +18,7 @@ export const LAYERS = [
   'services',
   'mcp',
   'agent',
+  'swarm',
   'serve',
   'tui',
   'acp',
