@@ -60,7 +60,8 @@ export async function runSwarmCommand(argv: readonly string[]): Promise<number> 
   process.on('SIGINT', onSigint);
   try {
     const candidates = candidatesFor(models, values.explore === true);
-    const run = await runSwarm({ cwd: process.cwd(), task, candidates, host: values.host, signal: ctl.signal }, plainProgress(out));
+    const live = process.stdout.isTTY === true && values['no-tui'] !== true;
+    const run = await runSwarm({ cwd: process.cwd(), task, candidates, host: values.host, signal: ctl.signal }, live ? livePanel(candidates.map((c) => c.name), out) : plainProgress(out));
     if (run.cancelled) {
       process.stderr.write('rift swarm: cancelled; every candidate tree was removed\n');
       return 130;
@@ -92,6 +93,31 @@ function plainProgress(out: (s: string) => void): (e: SwarmEvent) => void {
     if (e.kind === 'started') out(`[${e.name}] started (${e.model}) in ${e.tree}\n`);
     else if (e.kind === 'progress') out(`[${e.name}] ${e.text}\n`);
     else out(`[${e.result.name}] ${e.result.status}${e.result.detail ? `: ${e.result.detail}` : ''}\n`);
+  };
+}
+
+/** On a terminal: one column per candidate (name, status, latest step), redrawn in place. */
+function livePanel(names: readonly string[], out: (s: string) => void): (e: SwarmEvent) => void {
+  const cells = new Map(names.map((n) => [n, { status: 'waiting', last: '' }]));
+  let drawn = false;
+  const draw = () => {
+    const w = Math.max(10, Math.floor((process.stdout.columns || 80) / names.length));
+    const cell = (t: string) => (t.length > w - 1 ? `${t.slice(0, w - 2)}…` : t).padEnd(w);
+    const rows = [names.map(cell), names.map((n) => cell(cells.get(n)!.status)), names.map((n) => cell(cells.get(n)!.last))];
+    out(`${drawn ? '\x1b[3A' : ''}${rows.map((r) => `\x1b[2K${r.join('').trimEnd()}`).join('\n')}\n`);
+    drawn = true;
+  };
+  draw();
+  return (e) => {
+    const cellOf = cells.get(e.kind === 'finished' ? e.result.name : e.name);
+    if (!cellOf) return;
+    if (e.kind === 'started') cellOf.status = 'running';
+    else if (e.kind === 'progress') cellOf.last = e.text;
+    else {
+      cellOf.status = e.result.status;
+      cellOf.last = `${e.result.filesChanged} file(s)`;
+    }
+    draw();
   };
 }
 

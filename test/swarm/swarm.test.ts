@@ -71,6 +71,32 @@ describe('rift swarm and rift merge', () => {
     writeFileSync(join(home, 'config.json'), JSON.stringify({ sandbox: { mode: 'off' } }));
   });
 
+  it('--help explains both commands', async () => {
+    const s = await rift(['swarm', '--help'], repo, home);
+    assert.equal(s.code, 0);
+    assert.match(s.stdout, /^rift swarm "<task>" \[--models a,b,…\] \[--explore\] \[--judge MODEL\]/);
+    assert.match(s.stdout, /--explore +add a temperature-0\.8 copy <name>-hot/);
+    const m = await rift(['merge', '--help'], repo, home);
+    assert.equal(m.code, 0);
+    assert.match(m.stdout, /^rift merge <name> \[--cleanup\]/);
+    const none = await rift(['swarm', '--no-tui'], repo, home);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /expected 1 argument, got 0/);
+  });
+
+  it('the judge asks an OpenAI-compatible server for a JSON-schema response_format', async () => {
+    const { OpenAIProvider } = await import('../../src/agent/providers/openai.ts');
+    const { TEST_HTTP } = await import('../support/agent-harness.ts');
+    const { openaiReply } = await import('../support/model-server.ts');
+    const { verdictSchema } = await import('../../src/swarm/judge.ts');
+    server.scriptFor('judge', openaiReply({ content: '{"winner":"none","reason":"r"}' }));
+    const p = new OpenAIProvider(`${server.url}/v1`, undefined, TEST_HTTP);
+    const schema = verdictSchema(['a']);
+    const out = await p.chat({ model: 'judge', messages: [{ role: 'user', content: 'x' }], tools: [], numCtx: 4096, temperature: 0, format: { name: 'verdict', schema } }, () => {});
+    assert.equal(out.message.content, '{"winner":"none","reason":"r"}');
+    assert.deepEqual(server.chatRequests().at(-1)!.body.response_format, { type: 'json_schema', json_schema: { name: 'verdict', schema, strict: true } });
+  });
+
   it('refuses outside a repository with a commit', async () => {
     const bare = workspace('rift-swarm-bare-').cwd;
     const r = await rift(['swarm', 'fix it', '--models', 'alpha', '--host', server.url, '--no-tui'], bare, home);
@@ -118,7 +144,7 @@ describe('rift swarm and rift merge', () => {
     assert.match(r.stdout, /^beta +done +1 +2 +120 +\d+\.\ds +-$/m);
     assert.match(r.stdout, /^JUDGE: winner=alpha\nit guards the empty list$/m);
 
-    const judged = chats.find((c) => c.body.model === 'judge')!;
+    const judged = chats.find((c) => c.path === '/api/chat' && c.body.model === 'judge')!;
     assert.deepEqual(judged.body.format, {
       type: 'object',
       properties: { winner: { type: 'string', enum: ['alpha', 'beta', 'none'] }, reason: { type: 'string' } },
