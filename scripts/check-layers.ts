@@ -19,6 +19,7 @@ export const LAYERS = [
   'services',
   'mcp',
   'agent',
+  'swarm',
   'serve',
   'tui',
   'acp',

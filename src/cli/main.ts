@@ -47,6 +47,10 @@ rift --serve [--model M] [--host URL] [--continue | --resume PATH] [--approve[=f
 rift acp [--model M] [--host URL] [--approve[=false]]
                                              the Agent Client Protocol over stdio, for editors
                                              such as Zed and Neovim (docs/acp.md)
+rift swarm "<task>" [--models a,b,…] [--explore] [--judge MODEL] [--host URL] [--no-tui]
+                                             several models race on one task in git worktrees;
+                                             each change saved as a patch (docs/swarm.md)
+rift merge <name> [--cleanup]                apply a swarm candidate's patch to the workspace
 rift trust [--workspace DIR] [--list]        decide on a terminal what this repository may run
                                              or redirect (its .rift.json, rift.toml hooks, plugins)
 rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
@@ -163,6 +167,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./status-command.ts')).runStatus(rest);
       case 'acp':
         return await (await import('./acp-command.ts')).runAcpCommand(rest, VERSION);
+      case 'swarm':
+        return await (await import('./swarm-command.ts')).runSwarmCommand(rest);
+      case 'merge':
+        return await (await import('./swarm-command.ts')).runMergeCommand(rest);
       case 'trust':
         return await (await import('./trust-command.ts')).runTrust(rest);
       case 'doctor':

@@ -206,3 +206,15 @@ export const EMBED_TIMEOUT_MS = 60_000;
 export const PROJECTION_LIST_DEFAULT = 100;
 /** Change records `rift://changes` lists per page. */
 export const CHANGES_PAGE_RECORDS = 100;
+/** Candidates one `rift swarm` runs at once (with `--explore`, the hot copies count). */
+export const SWARM_CANDIDATES_MAX = 8;
+/** How long one swarm candidate may run before it is stopped and reported as timed out. */
+export const SWARM_CANDIDATE_TIMEOUT_MS = 30 * 60_000;
+/** How long a task's test command may run in a candidate's tree. */
+export const SWARM_TEST_TIMEOUT_MS = 10 * 60_000;
+/** Bytes of one candidate's patch the judge is shown; the rest is cut with a note. */
+export const SWARM_JUDGE_PATCH_BYTES_MAX = 24 * 1024;
+/** Bytes a saved candidate patch may hold. */
+export const SWARM_PATCH_BYTES_MAX = 64 * 1024 * 1024;
+/** How long `rift merge` waits for the tree lock. */
+export const MERGE_LOCK_WAIT_MS = 10_000;

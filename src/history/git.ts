@@ -235,3 +235,25 @@ function git(cwd: string, args: string[]): Promise<Buffer> {
     });
   });
 }
+
+export interface GitRun {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/**
+ * Runs one git command in `cwd` and reports how it ended (a non-zero exit is an answer, not a
+ * failure); `env` adds variables (a scratch `GIT_INDEX_FILE`), `input` is written to stdin.
+ */
+export function runGit(cwd: string, args: string[], o: { env?: Record<string, string>; input?: Buffer } = {}): Promise<GitRun> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: { ...gitEnv(), ...o.env }, encoding: 'buffer', maxBuffer: GIT_OUTPUT_BYTES_MAX }, (err, stdout, stderr) => {
+      const code = err ? (err as { code?: unknown }).code : 0;
+      if (err && typeof code !== 'number') reject(err);
+      else resolve({ code: code as number, stdout, stderr: stderr.toString('utf8') });
+    });
+    if (o.input) child.stdin?.end(o.input);
+    else child.stdin?.end();
+  });
+}

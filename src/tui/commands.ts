@@ -25,6 +25,7 @@ export const COMMANDS: readonly SlashCommand[] = [
   { name: 'diff', args: '', summary: 'show the changes /undo would revert', midTurn: true },
   { name: 'tools', args: '', summary: 'list the tools the model can call', midTurn: true },
   { name: 'init', args: '', summary: 'have the model explore the repository and write AGENTS.md', midTurn: false },
+  { name: 'swarm', args: '[--models a,b] [--judge M] <task>', summary: 'race several models on the task in git worktrees, judge, pick one to merge', midTurn: false },
   { name: 'export', args: '[file]', summary: 'write the transcript as Markdown (default rift-transcript-<session>.md)', midTurn: true },
   { name: 'exit', args: '', summary: 'quit (Ctrl-C twice does too)', midTurn: true },
 ];

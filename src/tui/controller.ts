@@ -20,6 +20,10 @@ import type { KeyEvent } from './keys.ts';
 import { type Questions } from './questions.ts';
 import { toMarkdown, Transcript, type Line } from './transcript.ts';
 import { liveRows, type Menu, type Row } from './view.ts';
+import { judge } from '../swarm/judge.ts';
+import { merge } from '../swarm/merge.ts';
+import { candidatesFor, DEFAULT_SWARM_MODELS, runSwarm, summaryTable } from '../swarm/run.ts';
+import { SwarmRefusal } from '../swarm/tree.ts';
 
 // The TUI's behaviour without a terminal: keys and engine events in, transcript lines and live
 // rows out. It runs turns and slash commands against the same agent `-p` and `--serve` drive;
@@ -83,6 +87,8 @@ export class Controller {
   private spinner = 0;
   private spin: ReturnType<typeof setInterval> | null = null;
   private readonly env: NodeJS.ProcessEnv;
+  /** The running `/swarm`'s candidates, by name, in start order. */
+  private swarmPanel: Map<string, { name: string; status: string; last: string }> | null = null;
 
   constructor(private readonly o: ControllerOptions) {
     this.env = o.env ?? process.env;
@@ -188,6 +194,7 @@ export class Controller {
             urgent: this.quitArmed ? 'press Ctrl-C again to quit' : '',
           },
           cwd: this.o.cwd,
+          swarm: this.swarmPanel ? [...this.swarmPanel.values()] : null,
         },
         size,
       ),
@@ -564,9 +571,70 @@ export class Controller {
         });
       case 'export':
         return this.exportTranscript(args);
+      case 'swarm':
+        return this.swarm(args);
       case 'exit':
         return void this.shutdown();
     }
+  }
+
+  /** `/swarm [--models a,b] [--judge M] <task>`: the race of `rift swarm`, live, then the verdict and a merge picker. */
+  private swarm(args: string): void {
+    const words = args.split(/\s+/).filter(Boolean);
+    let models = DEFAULT_SWARM_MODELS;
+    let judgeModel: string | undefined;
+    while (words[0] === '--models' || words[0] === '--judge') {
+      const [flag, value] = words.splice(0, 2);
+      if (!value) return this.warn(`/swarm: ${flag} needs a value`);
+      if (flag === '--models') models = value.split(',').filter(Boolean);
+      else judgeModel = value;
+    }
+    const task = words.join(' ');
+    if (!task) return this.warn('/swarm needs a task: /swarm [--models a,b] [--judge M] <task>');
+    this.work(async (signal) => {
+      try {
+        const candidates = candidatesFor(models, false);
+        this.swarmPanel = new Map(candidates.map((c) => [c.name, { name: c.name, status: 'waiting', last: c.model }]));
+        this.o.requestFrame();
+        const run = await runSwarm({ cwd: this.o.cwd, task, candidates, host: this.o.engine.config.host, signal }, (e) => {
+          const name = e.kind === 'finished' ? e.result.name : e.name;
+          const cell = this.swarmPanel?.get(name);
+          if (!cell) return;
+          if (e.kind === 'started') cell.status = 'running';
+          else if (e.kind === 'progress') cell.last = e.text;
+          else {
+            cell.status = e.result.status;
+            cell.last = `${e.result.filesChanged} file(s), ${e.result.iterations} iterations`;
+          }
+          this.o.requestFrame();
+        });
+        if (run.cancelled) return this.warn('/swarm cancelled; every candidate tree was removed');
+        this.info(summaryTable(run.results));
+        for (const r of run.results) if (r.detail) this.info(`${r.name}: ${r.detail}`);
+        const withPatch = run.results.filter((r) => r.patch);
+        if (judgeModel) {
+          const v = await judge({ cwd: this.o.cwd, repo: run.repo, task, model: judgeModel, host: this.o.engine.config.host, signal }, run.results);
+          this.info(v.winner === null ? `JUDGE: ${v.reason}` : `JUDGE: winner=${v.winner} — ${v.reason}`);
+        }
+        if (withPatch.length === 0) return this.info('no candidate changed anything');
+        this.openMenu(
+          'merge a candidate into the workspace',
+          [...withPatch.map((r) => ({ label: r.name, hint: r.diffstat.split('\n').at(-1)?.trim() })), { label: 'none', hint: 'keep the patches in .rift/patches/' }],
+          (i) => {
+            if (i === null || i >= withPatch.length) return this.info('nothing merged; `rift merge <name>` applies a patch later');
+            const name = withPatch[i].name;
+            void merge(this.o.cwd, name, false).then(
+              (m) => this.info(`merged ${name}: ${m.files.join(', ')}`),
+              (e: Error) => this.warn(e instanceof SwarmRefusal ? e.message : `merge failed: ${e.message}`),
+            );
+          },
+        );
+      } catch (e) {
+        this.warn(e instanceof SwarmRefusal ? `/swarm: ${e.message}` : `/swarm failed: ${(e as Error).message}`);
+      } finally {
+        this.swarmPanel = null;
+      }
+    });
   }
 
   private help(): void {

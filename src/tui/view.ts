@@ -38,6 +38,8 @@ export interface ViewState {
   status: { model: string; approve: boolean; busy: boolean; spinner: number; hint: string; urgent: string };
   /** The workspace, so paths inside it show relative. */
   cwd: string;
+  /** A running `/swarm`: one column per candidate. */
+  swarm?: ReadonlyArray<{ name: string; status: string; last: string }> | null;
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -229,8 +231,19 @@ export function liveRows(s: ViewState, size: { rows: number; cols: number }): Ro
     completion = choiceRows(s.completion.items.map((c) => ({ label: c.label, hint: c.hint })), s.completion.choice, Math.min(COMPLETION_ROWS_MAX, left), false);
     left -= completion.length;
   }
-  const activity = activityRows(s.live, Math.max(0, left), size.cols);
+  const panel = swarmRows(s.swarm ?? null, Math.max(0, left), size.cols);
+  left -= panel.length;
+  const activity = [...panel, ...activityRows(s.live, Math.max(0, left), size.cols)];
   const rule: Row = [{ text: '─'.repeat(Math.max(1, size.cols)), style: 'frame' }];
   const rows = [...activity, ...question, ...completion, rule, ...input, status].slice(-budget);
   return rows.map((r) => r.map((seg) => ({ ...seg, text: clean(seg.text) })));
+}
+
+/** The `/swarm` candidates side by side: name, status, latest step, one column each. */
+function swarmRows(cands: ViewState['swarm'], room: number, cols: number): Row[] {
+  if (!cands || cands.length === 0 || room < 3) return [];
+  const w = Math.max(8, Math.floor(cols / cands.length));
+  const cell = (t: string) => (t.length > w - 1 ? `${t.slice(0, w - 2)}…` : t).padEnd(w);
+  const row = (pick: (c: NonNullable<ViewState['swarm']>[number]) => string, style: RowStyle): Row => [{ text: cands.map((c) => cell(pick(c))).join('').trimEnd(), style }];
+  return [row((c) => c.name, 'meta'), row((c) => c.status, 'info'), row((c) => c.last, 'dim')];
 }

@@ -73,6 +73,7 @@ export class ScriptedModelServer {
   /** When set, every embedding request fails with this status and error. */
   embedFailure: { status: number; error: string } | null = null;
   private readonly queue: Step[] = [];
+  private readonly waiters: Array<{ match: (body: any) => boolean; resolve: () => void }> = [];
   private server: Server | undefined;
   private readonly open = new Set<ServerResponse>();
   port = 0;
@@ -103,6 +104,19 @@ export class ScriptedModelServer {
   script(...steps: Step[]): this {
     this.queue.push(...steps);
     return this;
+  }
+
+  /**
+   * Steps served only to chat requests naming `model` (and matching the step's own `when`):
+   * one script per model, for agents that run at once.
+   */
+  scriptFor(model: string, ...steps: Step[]): this {
+    return this.script(...steps.map((s) => ({ ...s, when: (b: any) => b?.model === model && (!s.when || s.when(b)) })));
+  }
+
+  /** Resolves when a chat request matching `match` arrives after this call. */
+  arrival(match: (body: any) => boolean): Promise<void> {
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
   }
 
   /** Drops the scripted replies not served yet; the recorded requests stay. */
@@ -138,6 +152,12 @@ export class ScriptedModelServer {
     const path = (req.url ?? '/').split('?')[0];
     const rec: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, receivedAt };
     this.requests.push(rec);
+    if (path === '/api/chat' || path === '/v1/chat/completions') {
+      for (const w of this.waiters.filter((x) => x.match(body))) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
 
     switch (`${req.method} ${path}`) {
       case 'GET /api/tags':

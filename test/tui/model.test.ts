@@ -29,7 +29,7 @@ test('commands: parse, // escapes a slash, /skill: stays whole, unknown names ar
 test('completion: command names, skills after /skill:, models after /model, on/off after /approve', () => {
   const ctx = { skills: [{ name: 'review', description: 'review a diff' }, { name: 'release', description: 'cut a release' }], models: ['test-model', 'small-model', 'openai/gpt'] };
   assert.deepEqual(complete('/re', ctx)!.items.map((i) => i.label), ['/resume [n|path]']);
-  assert.deepEqual(complete('/s', ctx)!.items.map((i) => i.label), ['/sessions', '/skills', '/skill:review', '/skill:release']);
+  assert.deepEqual(complete('/s', ctx)!.items.map((i) => i.label), ['/sessions', '/skills', '/skill:review', '/skill:release', '/swarm [--models a,b] [--judge M] <task>']);
   const sk = complete('/skill:re', ctx)!;
   assert.deepEqual(sk.items.map((i) => i.value), ['/skill:review ', '/skill:release ']);
   assert.equal(sk.items[0].hint, 'review a diff');

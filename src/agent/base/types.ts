@@ -35,6 +35,8 @@ export interface ChatRequest {
   numCtx: number;
   temperature: number;
   numPredict?: number;
+  /** A JSON schema the reply's content must follow (structured output: Ollama `format`, OpenAI `response_format`). */
+  format?: { name: string; schema: Record<string, unknown> };
   /** Summaries run non-streaming (B.6). */
   stream?: boolean;
 }

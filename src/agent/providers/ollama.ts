@@ -66,6 +66,7 @@ export class OllamaProvider implements Provider {
     const options: Record<string, number> = { num_ctx: req.numCtx, temperature: req.temperature };
     if (req.numPredict !== undefined) options.num_predict = req.numPredict;
     body.options = options;
+    if (req.format) body.format = req.format.schema;
 
     const res = await send(`${this.baseUrl}/api/chat`, post(body), this.http, signal);
     if (!res.ok) await failOnStatus(res, req.model, PULL_HINT.replace('<model>', req.model));

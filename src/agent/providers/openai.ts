@@ -79,6 +79,7 @@ export class OpenAIProvider implements Provider {
     };
     if (req.tools.length > 0) body.tools = req.tools;
     if (req.numPredict !== undefined) body.max_tokens = req.numPredict;
+    if (req.format) body.response_format = { type: 'json_schema', json_schema: { name: req.format.name, schema: req.format.schema, strict: true } };
 
     const url = `${this.baseUrl}/chat/completions`;
     let res = await send(url, { method: 'POST', headers: this.headers(), body: JSON.stringify(body) }, this.http, signal);
