@@ -137,20 +137,17 @@ const PROSE_FIELDS: FieldWeights = { name: 1, doc: 3, body: 1 };
  * its chunks carry (the chunks hold its documentation too).
  */
 function rankedSymbols(store: Store, weights: FieldWeights, words: Record<keyof FieldWeights, readonly QueryWord[]>): SymbolHitRow[] {
-  const byName = store.prepared(
-    'search.rankedSymbols.name',
-    `SELECT s.id, bm25(symbols_fts) AS score
-     FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid ${SYMBOL_JOINS}
-     WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
-     ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
-  ).all({ match: anyStemmed(words.name) }) as Array<{ id: number; score: number }>;
-  const byDoc = store.prepared(
-    'search.rankedSymbols.doc',
-    `SELECT s.id, bm25(docs_fts) AS score
-     FROM docs_fts JOIN symbols s ON s.id = docs_fts.rowid ${SYMBOL_JOINS}
-     WHERE docs_fts MATCH @match AND rift_path_ok(f.path)
-     ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
-  ).all({ match: anyStemmed(words.doc) }) as Array<{ id: number; score: number }>;
+  // The name and documentation fields: one row per declaration, the rowid its id.
+  const byField = (table: 'symbols_fts' | 'docs_fts', fieldWords: readonly QueryWord[]) =>
+    store.prepared(
+      `search.rankedSymbols.${table}`,
+      `SELECT s.id, bm25(${table}) AS score
+       FROM ${table} JOIN symbols s ON s.id = ${table}.rowid ${SYMBOL_JOINS}
+       WHERE ${table} MATCH @match AND rift_path_ok(f.path)
+       ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
+    ).all({ match: anyStemmed(fieldWords) }) as Array<{ id: number; score: number }>;
+  const byName = byField('symbols_fts', words.name);
+  const byDoc = byField('docs_fts', words.doc);
   const byBody = store.prepared(
     'search.rankedSymbols.body',
     `SELECT id, min(score) AS score FROM (
