@@ -1,13 +1,16 @@
 // The ranking benchmark (issue 17): `search` against plain BM25 on three relevance sets over two
 // codebases, each set split into the part ranking was tuned on and a held-out part.
 //
-//   npx tsx bench/ranking.ts [--no-write] [--stdlib DIR] [--tslib DIR] [--misses] [--no-baseline]
+//   npx tsx bench/ranking.ts [--no-write] [--stdlib DIR] [--tslib DIR] [--werkzeug DIR] [--misses]
+//                            [--no-baseline] [--skip-stdlib] [--skip-semantic]
 //
 // Sets: `stdlib-1` (RELEVANCE_SET of bench/relevance.ts, seen by earlier ranking work; no
-// held-out part), `stdlib-2` and `tslib` (bench/relevance-sets.ts, every third query held out).
+// held-out part), `stdlib-2`, `tslib` and `werkzeug` (bench/relevance-sets.ts, every third
+// query held out; werkzeug was never tuned on, held-out part or not).
 // Trees: the Python standard library without site-packages and bytecode, and TypeScript's
 // `lib.*.d.ts` from node_modules, each copied to a temp dir and indexed cold (or, with --stdlib
-// / --tslib, an existing copy reused and brought up to date).
+// / --tslib, an existing copy reused and brought up to date); with --werkzeug, a checkout of
+// github.com/pallets/werkzeug (the whole repository), indexed in place (its `.rift/` is kept).
 // Baseline: plain BM25 (k1 1.2, b 0.75) over every declaration's name and its own text (the
 // lines of its span outside nested declarations: signature, docstring, body), tokens lowercased
 // and camelCase split as rift's index splits them, no stop words, no stemming, no field weights.
@@ -22,7 +25,7 @@ import { Engine } from '../src/services/engine.ts';
 import { declarationChunks, wordTokens } from '../src/index/text.ts';
 import { copyTree, fmtMs, percentile, writeSection } from './lib.ts';
 import { RELEVANCE_SET, answerIndexed, firstRelevantRank, label, metrics, pythonStdlib, runRelevance, type Ranked, type RelevanceQuery, type Scored } from './relevance.ts';
-import { STDLIB2_SET, TSLIB_SET, type HeldQuery } from './relevance-sets.ts';
+import { STDLIB2_SET, TSLIB_SET, WERKZEUG_SET, type HeldQuery } from './relevance-sets.ts';
 import { ScriptedModelServer } from '../test/support/model-server.ts';
 import { writeFileSync, appendFileSync } from 'node:fs';
 
@@ -283,11 +286,22 @@ async function main(): Promise<void> {
     await ts.engine.close();
     if (ts.temp) rmSync(ts.dir, { recursive: true, force: true });
   }
-  const semantic = await semanticOverhead(tsLib);
+  const werkzeug = arg('--werkzeug');
+  if (werkzeug) {
+    const wz = await openTree(werkzeug, () => {});
+    try {
+      const counts = wz.engine.indexer.store.counts();
+      trees.push(`werkzeug ${werkzeug.split('/').at(-1)} (${counts.files} files, ${counts.symbols} declarations)`);
+      runs.push(await runSet(wz.engine, buildBm25(wz.engine), 'werkzeug (never tuned on)', 'werkzeug', WERKZEUG_SET));
+    } finally {
+      await wz.engine.close();
+    }
+  }
+  const semantic = process.argv.includes('--skip-semantic') ? '' : await semanticOverhead(tsLib);
   const meta = [
     `Run ${new Date().toISOString().slice(0, 10)} on ${cpus()[0]?.model.trim() ?? 'unknown CPU'} (${availableParallelism()} cores, load ${load0.toFixed(1)} at start). Trees: ${trees.join('; ')}.`,
   ];
-  const body = `${render(runs, meta)}\n\n${semantic}`;
+  const body = semantic === '' ? render(runs, meta) : `${render(runs, meta)}\n\n${semantic}`;
   if (MISSES) for (const r of runs) for (const s of r.rift) console.error(`${r.name}\t${s.rank}\t${s.query.kind}\t${s.query.query}\t${s.top.slice(0, 3).map(label).join(', ')}`);
   console.log(body);
   if (WRITE) writeSection(DOC, HEADING, body);

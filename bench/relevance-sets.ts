@@ -179,3 +179,62 @@ export const STDLIB2_SET: readonly HeldQuery[] = build([
   ['identifier', 'singledispatch', [['functools.py', 'singledispatch']]],
   ['identifier', 'getboolean', [['configparser.py', 'RawConfigParser.getboolean']]],
 ]);
+
+// werkzeug: prose and identifier queries over pallets/werkzeug (the whole repository: src/,
+// tests/, docs/, examples/), written from its documentation before rift answered any of them
+// and never tuned on — the set ranking changes are checked against, held-out part included.
+const WZ = 'src/werkzeug';
+const overloads = (name: string, n: number) => [name, ...Array.from({ length: n - 1 }, (_, i) => `${name}~${i + 2}`)];
+
+export const WERKZEUG_SET: readonly HeldQuery[] = build([
+  // ---- prose ----------------------------------------------------------------------------------
+  ['prose', 'hash a password for storing it', [[`${WZ}/security.py`, 'generate_password_hash']]],
+  ['prose', 'verify a password against a stored hash', [[`${WZ}/security.py`, 'check_password_hash']]],
+  ['prose', 'make an uploaded file name safe to store on disk', [[`${WZ}/utils.py`, 'secure_filename']]],
+  ['prose', 'join a directory and an untrusted path without escaping it', [[`${WZ}/security.py`, 'safe_join']]],
+  ['prose', 'return a response that redirects the client to another url', [[`${WZ}/utils.py`, 'redirect']]],
+  ['prose', 'raise an http error for a status code', [[`${WZ}/exceptions.py`, 'abort']]],
+  ['prose', 'send a file from a directory to the client', [[`${WZ}/utils.py`, 'send_from_directory']]],
+  ['prose', 'format a timestamp for an http header', [[`${WZ}/http.py`, 'http_date']]],
+  ['prose', 'parse a cookie header into a dict', [[`${WZ}/http.py`, 'parse_cookie']]],
+  ['prose', 'build a set-cookie header', [[`${WZ}/http.py`, 'dump_cookie']]],
+  ['prose', 'parse a header value with options like content type', [[`${WZ}/http.py`, 'parse_options_header']]],
+  ['prose', 'import an object from a dotted string path', [[`${WZ}/utils.py`, 'import_string']]],
+  ['prose', 'start a development server with automatic reloading', [[`${WZ}/serving.py`, 'run_simple']]],
+  ['prose', 'trust forwarded headers from a reverse proxy', [[`${WZ}/middleware/proxy_fix.py`, 'ProxyFix']]],
+  ['prose', 'serve static files from a folder as wsgi middleware', [[`${WZ}/middleware/shared_data.py`, 'SharedDataMiddleware']]],
+  ['prose', 'combine several wsgi applications under different url prefixes', [[`${WZ}/middleware/dispatcher.py`, 'DispatcherMiddleware']]],
+  ['prose', 'profile each request and print timing statistics', [[`${WZ}/middleware/profiler.py`, 'ProfilerMiddleware']]],
+  ['prose', 'dictionary that holds several values per key', [[`${WZ}/datastructures/structures.py`, 'MultiDict']]],
+  ['prose', 'uploaded file in a form submission', [[`${WZ}/datastructures/file_storage.py`, 'FileStorage']]],
+  ['prose', 'save an uploaded file to disk', [[`${WZ}/datastructures/file_storage.py`, 'FileStorage.save']]],
+  ['prose', 'proxy to an object bound to the current context', [[`${WZ}/local.py`, 'LocalProxy']]],
+  ['prose', 'match a url path to an endpoint', [[`${WZ}/routing/map.py`, ...overloads('MapAdapter.match', 3)]]],
+  ['prose', 'build a url for an endpoint with arguments', [[`${WZ}/routing/map.py`, 'MapAdapter.build']]],
+  ['prose', 'convert an internationalized url to ascii', [[`${WZ}/urls.py`, 'iri_to_uri']]],
+  ['prose', 'reconstruct the full url of the current request', [[`${WZ}/wsgi.py`, 'get_current_url']]],
+  ['prose', 'limit how many bytes can be read from the input stream', [[`${WZ}/wsgi.py`, 'LimitedStream']]],
+  ['prose', 'generate a self signed certificate for https in development', [[`${WZ}/serving.py`, 'make_ssl_devcert', 'generate_adhoc_ssl_context', 'generate_adhoc_ssl_pair']]],
+  ['prose', 'simulate requests to a wsgi application in tests', [[`${WZ}/test.py`, 'Client']]],
+  ['prose', 'compute an etag for response data', [[`${WZ}/http.py`, 'generate_etag']]],
+  ['prose', 'check whether a resource changed since the client cached it', [[`${WZ}/http.py`, 'is_resource_modified']]],
+  ['prose', 'pick the best match from the accept header', [[`${WZ}/datastructures/accept.py`, ...overloads('Accept.best_match', 3)]]],
+  ['prose', 'a property computed once per instance and cached', [[`${WZ}/utils.py`, 'cached_property']]],
+  // ---- identifiers ----------------------------------------------------------------------------
+  ['identifier', 'secure_filename', [[`${WZ}/utils.py`, 'secure_filename']]],
+  ['identifier', 'MultiDict', [[`${WZ}/datastructures/structures.py`, 'MultiDict']]],
+  ['identifier', 'ImmutableMultiDict', [[`${WZ}/datastructures/structures.py`, 'ImmutableMultiDict']]],
+  ['identifier', 'ProxyFix', [[`${WZ}/middleware/proxy_fix.py`, 'ProxyFix']]],
+  ['identifier', 'run_simple', [[`${WZ}/serving.py`, 'run_simple']]],
+  ['identifier', 'parse_options_header', [[`${WZ}/http.py`, 'parse_options_header']]],
+  ['identifier', 'EnvironBuilder', [[`${WZ}/test.py`, 'EnvironBuilder']]],
+  ['identifier', 'Headers add_header', [[`${WZ}/datastructures/headers.py`, 'Headers.add_header']]],
+  ['identifier', 'MapAdapter build', [[`${WZ}/routing/map.py`, 'MapAdapter.build']]],
+  ['identifier', 'FileStorage save', [[`${WZ}/datastructures/file_storage.py`, 'FileStorage.save']]],
+  ['identifier', 'LocalStack', [[`${WZ}/local.py`, 'LocalStack']]],
+  ['identifier', 'BadRequest', [[`${WZ}/exceptions.py`, 'BadRequest']]],
+  ['identifier', 'iter_rules', [[`${WZ}/routing/map.py`, 'Map.iter_rules']]],
+  ['identifier', 'dump_cookie', [[`${WZ}/http.py`, 'dump_cookie']]],
+  ['identifier', 'Response set_cookie', [[`${WZ}/sansio/response.py`, 'Response.set_cookie']]],
+  ['identifier', 'get_current_url', [[`${WZ}/wsgi.py`, 'get_current_url']]],
+]);

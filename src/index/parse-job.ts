@@ -6,7 +6,7 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { SyntaxLimitError } from '../syntax/runtime.ts';
 import type { FileRelations } from '../syntax/relations/types.ts';
 import { extractFileFacts } from '../syntax/relations/extract.ts';
-import { declarationChunks, indexText, nameKey } from './text.ts';
+import { declarationChunks, declarationDoc, indexText, nameKey } from './text.ts';
 
 // One unit of indexing work: read a visible file, admit it (bounded, UTF-8, no NUL),
 // hash it, parse it when a syntax provider claims it, and prepare every row the store
@@ -38,6 +38,8 @@ export type SymbolInput = [
 export interface TextInput {
   /** Full-text input of each declaration's name, aligned with the symbols. */
   names: string[];
+  /** Full-text input of each declaration's documentation (`declarationDoc`), aligned with the symbols. */
+  docs: string[];
   /**
    * Line-aligned chunks of the file, each the text of one declaration (nested ones cut out) or
    * of the code between declarations: the file's text is indexed once, and a declaration's
@@ -97,7 +99,11 @@ function textInput(bytes: Uint8Array, declarations: readonly Declaration[] | nul
     const text = indexText(raw);
     chunks.push({ ...c, text, key: textKey(text) });
   }
-  return { names: (declarations ?? []).map((d) => indexText(d.qualifiedName)), chunks };
+  return {
+    names: (declarations ?? []).map((d) => indexText(d.qualifiedName)),
+    docs: (declarations ?? []).map((d) => declarationDoc(bytes, d.span, d.itemSpan)),
+    chunks,
+  };
 }
 
 export function runParseItem(root: string, maxFileBytes: number, item: ParseItem): ParseOutcome {
@@ -166,6 +172,10 @@ export function outcomeFromRows(
     unparsed: null,
     symbols: rows.symbols,
     relations: null,
-    text: { names: rows.symbols.map((r) => indexText(r[1])), chunks },
+    text: {
+      names: rows.symbols.map((r) => indexText(r[1])),
+      docs: rows.symbols.map((r) => declarationDoc(bytes, { start: r[9], end: r[10] }, { start: r[11], end: r[12] })),
+      chunks,
+    },
   };
 }

@@ -28,6 +28,13 @@ const WEIGHT = { rankedSymbols: 1, rankedFiles: 1, content: 0.5, semantic: 1 } a
 const NAME_LEVEL_WEIGHT = [3, 3, 1.5, 0.75] as const;
 /** Test code ranks below the code it tests, unless the query asks for tests. */
 const TEST_CODE_FACTOR = 0.25;
+/** A private declaration (`_helper`, `Cls._impl`) ranks below its public peers, unless the query names one. */
+const PRIVATE_FACTOR = 0.5;
+/** A part of a qualified name that is private by convention: a leading underscore, not a `__dunder__`. */
+const PRIVATE_PART = /(^|[.:])_(?!_[A-Za-z0-9_]*__(?:$|[.:~]))/;
+/** A sentence has at least this many words, all plain lowercase (no `snake_case`, `camelCase`, `a.b`). */
+const PROSE_QUERY_WORDS_MIN = 3;
+const PLAIN_WORD = /^[a-z0-9'-]+$/;
 /** Each query word a unit does not carry multiplies its lexical credit by this. */
 const MISSING_WORD_FACTOR = 0.5;
 /** A file hit whose best chunk lies inside a declaration: the declaration is the better answer. */
@@ -64,6 +71,15 @@ export interface Unit {
   semantic: number;
   /** Set when the traversal reached it. */
   walked?: WalkedHit;
+}
+
+/**
+ * Whether a query reads as a sentence ("rotate log files when they get too large") rather than
+ * names (`shutil copytree`, `ArgumentParser add_argument`): the ranked lanes then weigh what
+ * documentation says over names that share one of its words.
+ */
+export function isProse(words: readonly QueryWord[]): boolean {
+  return words.length >= PROSE_QUERY_WORDS_MIN && words.every((w) => PLAIN_WORD.test(w.text));
 }
 
 /** The words the ranked lanes score: stop words dropped from prose when others remain. */
@@ -131,9 +147,11 @@ export function fuse(sources: readonly Source[], literal: string, words: number)
     }
   }
   const wantsTests = ASKS_FOR_TESTS.test(literal);
+  const wantsPrivate = /(^|\s)_/.test(literal);
   for (const u of units.values()) {
     u.score = u.score * MISSING_WORD_FACTOR ** Math.max(0, words - u.coverage) + u.semantic;
     if (!wantsTests && TEST_PATH.test(pathOf(u))) u.score *= TEST_CODE_FACTOR;
+    if (!wantsPrivate && u.symbol && PRIVATE_PART.test(u.symbol.qname)) u.score *= PRIVATE_FACTOR;
   }
   return [...units.values()].sort(
     (a, b) =>

@@ -4,7 +4,7 @@ import { anyStemmed, nameKey, phrase, proseStem, stemVariants, stemmed, type Que
 
 // The lanes of one search over one store. Each lane returns its own ranked list; the
 // search service fuses lanes (and stores, for on-demand files) into one total order.
-//   ranked-symbols  FTS5/BM25 over declaration names (weighted) and declaration sources
+//   ranked-symbols  FTS5/BM25 over declaration names, documentation and own text, field-weighted
 //   ranked-files    FTS5/BM25 over line-aligned chunks of every full-text file
 //   names           identifier tier: exact, qualified, prefix, camelCase/snake_case part
 //   content         literal line matcher: the query's exact bytes on one line
@@ -19,6 +19,8 @@ export interface LaneQuery {
   identifierWords: readonly QueryWord[];
   /** The query's literal text (trimmed) for the line matcher. */
   literal: string;
+  /** Whether the query reads as a sentence (`isProse`): its ranked lanes then weigh documentation over names. */
+  prose: boolean;
   /** Path narrowing applied before scoring. */
   pathOk: (path: string) => boolean;
   symbols: boolean;
@@ -64,7 +66,13 @@ export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymb
   const words = withVariants(store, q.words);
   return store.withPathFilter(q.pathOk, () => ({
     rankedSymbols:
-      q.symbols && words.length > 0 ? rankedSymbols(store, selective(store, 'symbols_fts', words), selective(store, 'chunks_fts', words)) : [],
+      q.symbols && words.length > 0
+        ? rankedSymbols(store, q.prose ? PROSE_FIELDS : IDENTIFIER_FIELDS, {
+            name: selective(store, 'symbols_fts', words),
+            doc: selective(store, 'docs_fts', words),
+            body: selective(store, 'chunks_fts', words),
+          })
+        : [],
     rankedFiles: q.files && words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', words)) : [],
   }));
 }
@@ -90,7 +98,7 @@ const COMMON_WORD_SHARE = 0.05;
  * would flood the candidates and decide nothing, so it is dropped — keeping at least the
  * rarest word. In a small tree every word counts.
  */
-function selective(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[]): readonly QueryWord[] {
+function selective(store: Store, table: 'symbols_fts' | 'chunks_fts' | 'docs_fts', words: readonly QueryWord[]): readonly QueryWord[] {
   if (words.length < 2) return words;
   const vocab = store.vocabulary(table);
   const rows = (store.prepared(`selective.rows.${table}`, `SELECT count(*) AS n FROM ${table === 'chunks_fts' ? 'chunks' : 'symbols'}`).get() as { n: number }).n;
@@ -107,23 +115,39 @@ export function identifierLanes(store: Store, q: LaneQuery): Pick<Lanes, 'names'
   }));
 }
 
-/** How much a name match counts against a match in a declaration's own text (both BM25). */
-const NAME_WEIGHT = 3;
+/** Field weights of the ranked-symbols lane: each field's BM25 (its own length and word rarity) times its weight. */
+interface FieldWeights {
+  name: number;
+  doc: number;
+  body: number;
+}
+/** An identifier-like query is about names: a name match counts three times a match in the text. */
+const IDENTIFIER_FIELDS: FieldWeights = { name: 3, doc: 1, body: 1 };
+/**
+ * A sentence is about what code does, which its documentation says in words: a doc match
+ * counts most, and a name carrying one common verb of the sentence (`read`) no more than the body.
+ */
+const PROSE_FIELDS: FieldWeights = { name: 1, doc: 3, body: 1 };
 
 /**
- * Declarations ranked by BM25 over their names and over their own text — the chunks they own,
- * so the text is indexed once, for files and declarations alike. A declaration's score is the
- * weighted name score plus its best chunk's score; its coverage counts the words its name or
- * its chunks carry.
+ * Declarations ranked by BM25 over three fields — the name, the documentation (docs_fts) and
+ * the declaration's own text (the chunks it owns, so the text is indexed once, for files and
+ * declarations alike) — each field scored against its own lengths and word counts and
+ * weighted (`FieldWeights`), the body by its best chunk. Coverage counts the words its name or
+ * its chunks carry (the chunks hold its documentation too).
  */
-function rankedSymbols(store: Store, nameWords: readonly QueryWord[], bodyWords: readonly QueryWord[]): SymbolHitRow[] {
-  const byName = store.prepared(
-    'search.rankedSymbols.name',
-    `SELECT s.id, bm25(symbols_fts) AS score
-     FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid ${SYMBOL_JOINS}
-     WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
-     ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
-  ).all({ match: anyStemmed(nameWords) }) as Array<{ id: number; score: number }>;
+function rankedSymbols(store: Store, weights: FieldWeights, words: Record<keyof FieldWeights, readonly QueryWord[]>): SymbolHitRow[] {
+  // The name and documentation fields: one row per declaration, the rowid its id.
+  const byField = (table: 'symbols_fts' | 'docs_fts', fieldWords: readonly QueryWord[]) =>
+    store.prepared(
+      `search.rankedSymbols.${table}`,
+      `SELECT s.id, bm25(${table}) AS score
+       FROM ${table} JOIN symbols s ON s.id = ${table}.rowid ${SYMBOL_JOINS}
+       WHERE ${table} MATCH @match AND rift_path_ok(f.path)
+       ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
+    ).all({ match: anyStemmed(fieldWords) }) as Array<{ id: number; score: number }>;
+  const byName = byField('symbols_fts', words.name);
+  const byDoc = byField('docs_fts', words.doc);
   const byBody = store.prepared(
     'search.rankedSymbols.body',
     `SELECT id, min(score) AS score FROM (
@@ -132,10 +156,14 @@ function rankedSymbols(store: Store, nameWords: readonly QueryWord[], bodyWords:
        WHERE chunks_fts MATCH @match AND c.symbol_id IS NOT NULL AND rift_path_ok(f.path)
        ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2})
      GROUP BY id`,
-  ).all({ match: anyStemmed(bodyWords) }) as Array<{ id: number; score: number }>;
+  ).all({ match: anyStemmed(words.body) }) as Array<{ id: number; score: number }>;
   const scores = new Map<number, number>();
-  for (const r of byName) scores.set(r.id, NAME_WEIGHT * r.score);
-  for (const r of byBody) scores.set(r.id, (scores.get(r.id) ?? 0) + r.score);
+  const add = (rows: Array<{ id: number; score: number }>, weight: number) => {
+    for (const r of rows) scores.set(r.id, (scores.get(r.id) ?? 0) + weight * r.score);
+  };
+  add(byName, weights.name);
+  add(byDoc, weights.doc);
+  add(byBody, weights.body);
   const ranked = [...scores].sort((a, b) => a[1] - b[1] || a[0] - b[0]).slice(0, LANE_CANDIDATES_MAX);
   if (ranked.length === 0) return [];
   const ids = ranked.map(([id]) => id);
@@ -143,7 +171,7 @@ function rankedSymbols(store: Store, nameWords: readonly QueryWord[], bodyWords:
     (store.prepared('search.rankedSymbols.rows', `SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE s.id IN (SELECT value FROM json_each(@ids))`)
       .all({ ids: JSON.stringify(ids) }) as SymbolRow[]).map((r) => [r.id, r]),
   );
-  const coverage = symbolCoverage(store, [...new Set([...nameWords, ...bodyWords])], ids);
+  const coverage = symbolCoverage(store, [...new Set([...words.name, ...words.body])], ids);
   return ranked.filter(([id]) => rows.has(id)).map(([id, score]) => ({ row: rows.get(id)!, score, coverage: coverage.get(id) ?? 1 }));
 }
 

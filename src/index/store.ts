@@ -22,7 +22,7 @@ import { nameKey, phrase, queryWords } from './text.ts';
 // signatures; 6: text keys on symbols and chunks; 7: no stored contents, parse results by blob,
 // declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key;
 // 9: why a claimed file is unparsed).
-const SCHEMA_VERSION = '9';
+const SCHEMA_VERSION = '10';
 
 /** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -39,7 +39,7 @@ export const CHUNK_JOINS = `JOIN files f ON f.blob_id = c.blob_id JOIN blobs b O
 /** The columns of a StoredFile (`files f JOIN blobs b`). */
 const FILE_COLUMNS = `f.id, f.path, b.sha256, f.size, f.mtime_ms AS mtimeMs, b.language, b.parsed, b.lines, b.unparsed`;
 
-const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'symbols_trigram'] as const;
+const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'docs_fts', 'symbols_trigram'] as const;
 
 /** Ids of declarations whose name or qualified name equals `@lower` (`@key`: its nameKey). */
 export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
@@ -207,7 +207,7 @@ export class Store {
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = ['files', 'blobs', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'skipped'];
+    const tables = ['files', 'blobs', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
@@ -216,6 +216,7 @@ export class Store {
     db.exec(`
       DROP TABLE IF EXISTS symbols_trigram;
       DROP TABLE IF EXISTS symbols_fts;
+      DROP TABLE IF EXISTS docs_fts;
       DROP TABLE IF EXISTS chunks_fts;
       DROP TABLE IF EXISTS chunks;
       DROP TABLE IF EXISTS skipped;
@@ -285,6 +286,9 @@ export class Store {
       CREATE INDEX chunks_symbol ON chunks(symbol_id) WHERE symbol_id IS NOT NULL;
       CREATE VIRTUAL TABLE chunks_fts USING fts5(body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
       CREATE VIRTUAL TABLE symbols_fts USING fts5(name, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+      -- A declaration's documentation (comments before it, a docstring opening it), rowid = symbol id: a field
+      -- of its own, so its length and word rarity are measured among docs alone. Undocumented declarations have no row.
+      CREATE VIRTUAL TABLE docs_fts USING fts5(doc, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
     `);
     db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)`).run(SCHEMA_VERSION);
   }
@@ -325,6 +329,8 @@ export class Store {
       insertTrigram: db.prepare(`INSERT INTO symbols_trigram(rowid, qname_lower) VALUES (?, ?)`),
       insertSymbolText: db.prepare(`INSERT INTO symbols_fts(rowid, name) VALUES (?, ?)`),
       deleteSymbolText: db.prepare(`DELETE FROM symbols_fts WHERE rowid = ?`),
+      insertDocText: db.prepare(`INSERT INTO docs_fts(rowid, doc) VALUES (?, ?)`),
+      deleteDocText: db.prepare(`DELETE FROM docs_fts WHERE rowid = ?`),
       chunkIdsOfBlob: db.prepare(`SELECT id FROM chunks WHERE blob_id = ?`),
       insertChunk: db.prepare(`INSERT INTO chunks(start, end, line, symbol_id, text_key, blob_id) VALUES (?, ?, ?, ?, ?, ?)`),
       chunkKeysOfBlob: db.prepare(`SELECT id, text_key AS key FROM chunks WHERE blob_id = ?`),
@@ -549,6 +555,7 @@ export class Store {
     for (const r of this.stmts.symbolsOfBlob.all(blob) as { id: number; qlower: string }[]) {
       this.stmts.deleteTrigram.run(r.id, r.qlower);
       this.stmts.deleteSymbolText.run(r.id);
+      this.stmts.deleteDocText.run(r.id);
     }
     this.stmts.deleteSymbols.run(blob);
   }
@@ -574,12 +581,16 @@ export class Store {
       if (kept !== undefined) {
         s.updateSymbol.run(...row, kept);
         ids.push(kept);
+        // The row is kept by its name; its documentation may still have changed.
+        s.deleteDocText.run(kept);
+        if (text && text.docs[i] !== '') s.insertDocText.run(kept, text.docs[i]);
         continue;
       }
       const id = Number(s.insertSymbol.run(...row, blob).lastInsertRowid);
       ids.push(id);
       s.insertTrigram.run(id, row[2]);
       if (text) s.insertSymbolText.run(id, text.names[i]);
+      if (text && text.docs[i] !== '') s.insertDocText.run(id, text.docs[i]);
     }
     if (reusable.size > 0) {
       const lower = new Map(old.map((r) => [r.id, r.qlower]));
@@ -587,6 +598,7 @@ export class Store {
         for (const id of list) {
           s.deleteTrigram.run(id, lower.get(id)!);
           s.deleteSymbolText.run(id);
+          s.deleteDocText.run(id);
           s.deleteSymbol.run(id);
         }
       }
@@ -741,7 +753,7 @@ export class Store {
   }
 
   /** The name of a temporary fts5vocab table over a full-text table (its per-term row counts), created once. */
-  vocabulary(table: 'symbols_fts' | 'chunks_fts'): string {
+  vocabulary(table: 'symbols_fts' | 'chunks_fts' | 'docs_fts'): string {
     const vocab = `temp.rift_${table}_vocab`;
     this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, '${table}', 'row')`);
     return vocab;

@@ -197,3 +197,37 @@ export function declarationChunks(bytes: Uint8Array, declarations: readonly { sp
   }
   return out;
 }
+
+/** A declaration's doc text is cut at this many bytes: the opening says what it is for. */
+const DOC_BYTES_MAX = 2048;
+/** A comment line: `//`, `/*`, ` *`, `#` (not a Rust `#[attribute]`), `--`. */
+const COMMENT_LINE = /^\s*(?:\/\/|\/\*|\*|#(?!\[)|--)/;
+/** The end of a block header (Python): the first `:` that ends its line. */
+const HEADER_END = /:[ \t]*(?:#[^\n]*)?\n/;
+/** A string literal opening the block: a docstring. */
+const DOCSTRING = /^\s*[rRuU]?("""|'''|"|')/;
+
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * A declaration's documentation, as words for the full-text index: the comment lines attached
+ * before the item (JSDoc, `///`, `#`), and a docstring that opens its body (Python). Decorators
+ * and attributes in the same span are code, not prose, and are left out.
+ */
+export function declarationDoc(bytes: Uint8Array, span: { start: number; end: number }, item: { start: number; end: number }): string {
+  const parts: string[] = [];
+  if (item.start > span.start) {
+    const lead = utf8.decode(bytes.subarray(span.start, item.start));
+    for (const line of lead.split('\n')) if (COMMENT_LINE.test(line)) parts.push(line);
+  }
+  const head = utf8.decode(bytes.subarray(item.start, Math.min(item.end, item.start + DOC_BYTES_MAX * 2)));
+  const header = HEADER_END.exec(head);
+  const body = header ? header.index + header[0].length : -1;
+  const m = body < 0 ? null : DOCSTRING.exec(head.slice(body));
+  if (m) {
+    const open = body + m[0].length;
+    const close = head.indexOf(m[1], open);
+    parts.push(head.slice(open, close < 0 ? head.length : close));
+  }
+  return indexText(parts.join('\n').slice(0, DOC_BYTES_MAX));
+}

@@ -14,7 +14,7 @@ import { specialMountsUnder } from '../workspace/special-fs.ts';
 import { identifierLanes, rankedLanes, semanticLane, type FileHitRow, type LaneQuery, type Lanes } from '../index/search.ts';
 import type { SemanticTier } from '../index/semantic.ts';
 import { queryWords, wordTokens, type QueryWord } from '../index/text.ts';
-import { fuse, identifierWordsOf, joinWalk, meaningfulWords, type Source, type Unit } from '../index/rank.ts';
+import { fuse, identifierWordsOf, isProse, joinWalk, meaningfulWords, type Source, type Unit } from '../index/rank.ts';
 import { ReadGate, pageLimit, pagination } from './read-gate.ts';
 import { symbolRecord } from './read-service.ts';
 import { checkTraversal, walkTraversal } from './traversal.ts';
@@ -67,6 +67,7 @@ export class SearchService {
       words: meaningfulWords(allWords),
       identifierWords: identifierWordsOf(allWords),
       literal,
+      prose: isProse(allWords),
       pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
       symbols: target !== 'file',
       files: target !== 'symbol',

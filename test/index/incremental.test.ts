@@ -57,6 +57,12 @@ test('an edited file keeps unchanged rows, rewrites moved ones and drops what le
     assert.equal(count('symbols_fts'), count('symbols'));
     assert.equal(count('symbols_trigram'), count('symbols'));
     assert.equal(count('chunks_fts'), count('chunks'));
+    // Documentation follows too, for a row kept by its name (beta) as for a new one (delta).
+    const documented = (word: string) => (db.prepare(`SELECT rowid AS id FROM docs_fts WHERE docs_fts MATCH ?`).all(word) as Array<{ id: number }>).map((r) => r.id);
+    assert.deepEqual(documented('walrus'), []);
+    assert.deepEqual(documented('narwhal'), [now.get('beta')!.id]);
+    assert.deepEqual(documented('zebrafish'), [now.get('delta')!.id]);
+    assert.equal(count('docs_fts'), count('symbols'), 'every function here is documented');
 
     // Chunks are line-aligned: an append keeps every earlier chunk's row.
     const chunkIds = () => (db.prepare(`SELECT c.id FROM chunks c JOIN files f ON f.blob_id = c.blob_id WHERE f.path = 'a.py' ORDER BY c.start`).all() as Array<{ id: number }>).map((r) => r.id);

@@ -2,10 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../../src/services/engine.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { isProse, meaningfulWords } from '../../src/index/rank.ts';
+import { rankedLanes } from '../../src/index/search.ts';
+import { declarationDoc, queryWords } from '../../src/index/text.ts';
 
 // The fused order: `score` orders every page exactly (pages are slices of one order), test code
-// ranks below the code it tests unless the query asks for tests, and prose words match their
-// inflections while identifiers match only themselves.
+// ranks below the code it tests unless the query asks for tests, private code below its public
+// peers unless the query names it, prose words match their inflections while identifiers match
+// only themselves, and a sentence weighs documentation over names.
 
 const files: Record<string, string> = {
   'src/urls.py': 'def parse_url(text):\n    """Split a url into scheme, host and path."""\n    return text\n\n\ndef join_url(base, path):\n    """Join a base url and a path."""\n    return base + path\n',
@@ -69,6 +73,78 @@ test('prose words match their inflections; identifiers match only themselves', a
     // An identifier is not stemmed: `rotate_log` matches no `rotates`.
     const ident = await engine.search.search({ query: 'rotate_log', target: 'symbol' });
     assert.deepEqual(ident.results.map((h) => (h.hit.target === 'symbol' ? h.hit.symbol.name : '')), []);
+  } finally {
+    await engine.close();
+    removeWorkspace(root);
+  }
+});
+
+test('a declaration documentation is its comments before it and a docstring opening it, not its decorators or later strings', () => {
+  const doc = (src: string, item: string) => {
+    const bytes = new TextEncoder().encode(src);
+    const at = src.indexOf(item);
+    return declarationDoc(bytes, { start: 0, end: bytes.length }, { start: at, end: bytes.length });
+  };
+  assert.equal(doc('@cache\ndef f(x: int) -> int:  # note\n    """Square a number."""\n    return x\n', 'def f').trim(), 'Square a number.');
+  assert.equal(doc("class C:\n    r'''Raw docstring\n    over lines.'''\n", 'class C').trim(), 'Raw docstring\n    over lines.');
+  assert.equal(doc('def g():\n    x = "not a docstring"\n', 'def g'), '');
+  assert.equal(doc('/**\n * Parses a urlString.\n */\n@Decorated()\nexport function parse(s: string) {}\n', 'export function').trim(), '/**\n * Parses a urlString url String .\n */');
+  assert.equal(doc('#[derive(Debug)]\n/// Holds a point.\nstruct P;\n', 'struct P'), '/// Holds a point.');
+});
+
+test('a query of several plain lowercase words reads as prose; names and short queries do not', () => {
+  const prose = (q: string) => isProse(queryWords(q));
+  assert.equal(prose('rotate log files when they get too large'), true);
+  assert.equal(prose('build a set-cookie header'), true);
+  for (const q of ['shutil copytree', 'ArgumentParser add_argument', 'parse_url tests now', 'JSON parse', 'getLogger', 'HTTPConnection.request x y']) assert.equal(prose(q), false, q);
+});
+
+// A name carrying the sentence's words and a docstring saying the same: for prose the ranked
+// lane weighs the documentation, for names the name (both carry every word, so only the
+// field weights decide).
+const collision: Record<string, string> = {
+  'logs/naming.py': 'def rotate_log(files):\n    return files\n',
+  'logs/rolling.py': 'def roll_over(paths):\n    """Rotate the log files once they grow too large."""\n    return paths\n',
+};
+for (let i = 0; i < 20; i++) collision[`other/m${i}.py`] = `def helper_${i}(value):\n    """Unrelated helper ${i}: rotate nothing, log nothing."""\n    return value\n`;
+
+test('for prose the ranked lane puts a docstring match above a name match; for names the reverse', async () => {
+  const root = tempWorkspace(collision);
+  const engine = await Engine.open(root, { watch: false });
+  try {
+    await engine.build();
+    const lane = (query: string, prose: boolean) => {
+      const words = meaningfulWords(queryWords(query));
+      const q = { words, identifierWords: words, literal: query, prose, pathOk: (p: string) => p.startsWith('logs/'), symbols: true, files: false };
+      return rankedLanes(engine.indexer.store, q).rankedSymbols.map((r) => r.row.qname);
+    };
+    assert.deepEqual(lane('rotate the log files', true), ['roll_over', 'rotate_log']);
+    assert.deepEqual(lane('rotate log files', false), ['rotate_log', 'roll_over']);
+    // Through search, the sentence is recognised as prose by itself.
+    const hits = await engine.search.search({ query: 'rotate the log files once they grow', target: 'symbol' });
+    assert.equal(hits.results[0]?.path, 'logs/rolling.py');
+  } finally {
+    await engine.close();
+    removeWorkspace(root);
+  }
+});
+
+test('a private declaration ranks below its public peer unless the query names one', async () => {
+  const root = tempWorkspace({
+    'lib/a_impl.py': 'def _merge_sorted(left, right):\n    """Merge two sorted lists into one sorted list."""\n    return left + right\n',
+    'lib/b_api.py': 'def merge_sorted(left, right):\n    """Merge two sorted lists into one sorted list."""\n    return left + right\n',
+    'lib/c_cls.py': 'class Merger:\n    def __init__(self):\n        """Merge two sorted lists into one sorted list."""\n        self.left = []\n',
+  });
+  const engine = await Engine.open(root, { watch: false });
+  try {
+    await engine.build();
+    const order = async (query: string) => (await engine.search.search({ query, target: 'symbol', include: ['score'] })).results.map((h) => (h.hit.target === 'symbol' ? h.hit.symbol.name : ''));
+    // Identical text: only privacy separates them. A `__dunder__` is not private.
+    const prose = await order('merge two sorted lists');
+    assert.ok(prose.indexOf('merge_sorted') < prose.indexOf('_merge_sorted'), prose.join(', '));
+    assert.ok(prose.indexOf('Merger.__init__') < prose.indexOf('_merge_sorted'), prose.join(', '));
+    const named = await order('_merge_sorted');
+    assert.equal(named[0], '_merge_sorted');
   } finally {
     await engine.close();
     removeWorkspace(root);

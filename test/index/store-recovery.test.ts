@@ -126,7 +126,7 @@ const PATTERNS: Pattern[] = [
       other.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         INSERT INTO meta VALUES ('schema_version', '${version}');
         CREATE TABLE files (name TEXT); CREATE TABLE blobs (x); CREATE TABLE symbols (x); CREATE TABLE symbols_trigram (x);
-        CREATE TABLE chunks (x); CREATE TABLE chunks_fts (x); CREATE TABLE symbols_fts (x); CREATE TABLE skipped (x);`);
+        CREATE TABLE chunks (x); CREATE TABLE chunks_fts (x); CREATE TABLE symbols_fts (x); CREATE TABLE docs_fts (x); CREATE TABLE skipped (x);`);
       other.close();
     },
   },
