@@ -6,7 +6,7 @@ import type { Node, Tree, TreeCursor } from 'web-tree-sitter';
 import { MAIN_GUARD } from '../python.ts';
 import type { RelationSink } from './sink.ts';
 import type { ReferenceKind } from './types.ts';
-import { type LanguageSyntax, RelationWalk } from './walk.ts';
+import { followType, type LanguageSyntax, RelationWalk } from './walk.ts';
 
 const CLASS_NAME = /^_*[A-Z]/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -188,11 +188,10 @@ class PythonWalk extends RelationWalk {
 
 /** The class an annotation names: `Foo`, `mod.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`. */
 export function typeName(t: Node | null): string | null {
-  while (t !== null) {
+  return followType(t, (t) => {
     switch (t.type) {
       case 'type':
-        t = t.firstNamedChild;
-        break;
+        return t.firstNamedChild;
       case 'identifier':
       case 'attribute':
         return IDENTIFIER.test(t.text) ? t.text : null;
@@ -204,21 +203,18 @@ export function typeName(t: Node | null): string | null {
       case 'generic_type': {
         const value = t.childForFieldName('value') ?? t.firstNamedChild;
         const args = t.type === 'subscript' ? t.childForFieldName('subscript') : t.namedChildren[1];
-        t = value?.text === 'Optional' ? (args ?? null) : value;
-        break;
+        return value?.text === 'Optional' ? (args ?? null) : value;
       }
       case 'binary_operator': {
         // `Foo | None`
         const left = t.childForFieldName('left');
         const right = t.childForFieldName('right');
-        t = right?.text === 'None' ? left : left?.text === 'None' ? right : null;
-        break;
+        return right?.text === 'None' ? left : left?.text === 'None' ? right : null;
       }
       default:
         return null;
     }
-  }
-  return null;
+  });
 }
 
 /** `Foo(…)` / `mod.Foo(…)` with a class-like (capitalized) name gives its binding that type. */

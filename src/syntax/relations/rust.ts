@@ -6,7 +6,7 @@ import type { Node, Tree, TreeCursor } from 'web-tree-sitter';
 import { compact } from '../attachment.ts';
 import type { RelationSink } from './sink.ts';
 import type { ReceiverKind, ReferenceKind } from './types.ts';
-import { type LanguageSyntax, RelationWalk } from './walk.ts';
+import { followType, type LanguageSyntax, RelationWalk } from './walk.ts';
 
 /** Smart pointers and wrappers whose methods a call reaches through auto-deref. */
 const WRAPPERS = new Set(['Box', 'Rc', 'Arc', 'RefCell', 'Cell', 'Mutex', 'RwLock', 'Pin', 'Cow']);
@@ -209,12 +209,11 @@ function baseType(t: Node): string | null {
 
 /** The named type a type expression reaches: through `&`, `&mut`, `Box<T>`-like wrappers, generics. */
 export function typeName(t: Node | null): string | null {
-  while (t !== null) {
+  return followType(t, (t) => {
     switch (t.type) {
       case 'reference_type':
       case 'pointer_type':
-        t = t.childForFieldName('type');
-        break;
+        return t.childForFieldName('type');
       case 'type_identifier':
         return t.text;
       case 'scoped_type_identifier':
@@ -222,17 +221,14 @@ export function typeName(t: Node | null): string | null {
       case 'generic_type': {
         const base = t.childForFieldName('type');
         if (base !== null && WRAPPERS.has(base.text)) {
-          t = t.childForFieldName('type_arguments')?.firstNamedChild ?? null;
-          break;
+          return t.childForFieldName('type_arguments')?.firstNamedChild ?? null;
         }
-        t = base;
-        break;
+        return base;
       }
       default:
         return null;
     }
-  }
-  return null;
+  });
 }
 
 /** `Foo::new(…)`, `Foo::from(…)`, `Foo { … }` give their binding the type Foo. */

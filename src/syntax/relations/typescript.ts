@@ -5,7 +5,7 @@
 import type { Node, Tree, TreeCursor } from 'web-tree-sitter';
 import type { RelationSink } from './sink.ts';
 import type { ReferenceKind } from './types.ts';
-import { type LanguageSyntax, RelationWalk } from './walk.ts';
+import { followType, type LanguageSyntax, RelationWalk } from './walk.ts';
 
 const SYNTAX: LanguageSyntax = {
   own: ['export_statement', 'call_expression', 'new_expression', 'jsx_opening_element', 'jsx_self_closing_element', 'class_heritage', 'public_field_definition', 'field_definition', 'assignment_expression', 'variable_declarator', 'catch_clause', 'for_in_statement', 'class_declaration', 'abstract_class_declaration'],
@@ -286,29 +286,25 @@ function annotated(n: Node): string | null {
 }
 
 export function typeName(t: Node | null): string | null {
-  while (t !== null) {
+  return followType(t, (t) => {
     switch (t.type) {
       case 'type_annotation':
       case 'parenthesized_type':
-        t = t.firstNamedChild;
-        break;
+        return t.firstNamedChild;
       case 'type_identifier':
       case 'nested_type_identifier':
         return t.text.replace(/\s+/g, '');
       case 'generic_type':
-        t = t.childForFieldName('name');
-        break;
+        return t.childForFieldName('name');
       case 'union_type': {
         // `Foo | null` and `Foo | undefined` are still a Foo receiver.
         const parts = t.namedChildren.filter((p) => p !== null && !/^(null|undefined)$/.test(p.text));
-        t = parts.length === 1 ? parts[0] : null;
-        break;
+        return parts.length === 1 ? parts[0] : null;
       }
       default:
         return null;
     }
-  }
-  return null;
+  });
 }
 
 /** `new Foo(…)` (possibly awaited or parenthesized) and `x as Foo` give their binding a type. */
