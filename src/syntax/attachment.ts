@@ -62,6 +62,17 @@ export function compact(text: string): string {
   return text.replace(/\s+/g, '');
 }
 
+/** The named children of `node` of kind `type`, in order (`int a, b;` → its two declarators). */
+export function namedChildrenOfType(node: Node, type: string): Node[] {
+  const out: Node[] = [];
+  const count = node.namedChildCount;
+  for (let i = 0; i < count; i++) {
+    const c = node.namedChild(i)!;
+    if (c.type === type) out.push(c);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Facets
 
@@ -158,17 +169,10 @@ export interface Pending {
   qualifiedName: string;
 }
 
-export interface PendingInput {
-  name: string;
+/** What a language's declaration walk says of one declaration; `Collector` derives the rest. */
+export interface PendingInput extends Omit<Pending, 'base' | 'parent' | 'containerHints' | 'qualifiedName'> {
+  /** Qualified-name prefix this declaration's name extends (no `~N`); null at file scope. */
   prefix: string | null;
-  kind: string;
-  facets: SymbolFacet[];
-  visibility: string | null;
-  spanStart: number;
-  spanEnd: number;
-  itemStart: number;
-  itemEnd: number;
-  nodeKind: string;
   parent?: Pending | null;
   containerHints?: string[] | null;
 }

@@ -5,6 +5,7 @@
 import type { Node, Tree } from 'web-tree-sitter';
 import { attachedStart, Collector, compact, type AttachOptions, type SymbolFacet } from './attachment.ts';
 import type { SourceText } from './text.ts';
+import { followType } from './relations/walk.ts';
 import type { Declaration } from './types.ts';
 
 const EXPORTED = /^\p{Lu}/u;
@@ -123,15 +124,13 @@ function receiverType(method: Node): string | null {
 
 /** The named type a type expression reaches: `T`, `*T`, `pkg.T`, `T[K]`. */
 export function goTypeName(t: Node | null): string | null {
-  while (t !== null) {
+  return followType(t, (t) => {
     switch (t.type) {
       case 'pointer_type':
       case 'parenthesized_type':
-        t = t.firstNamedChild;
-        break;
+        return t.firstNamedChild;
       case 'generic_type':
-        t = t.childForFieldName('type');
-        break;
+        return t.childForFieldName('type');
       case 'type_identifier':
         return t.text;
       case 'qualified_type':
@@ -139,6 +138,5 @@ export function goTypeName(t: Node | null): string | null {
       default:
         return null;
     }
-  }
-  return null;
+  });
 }

@@ -3,7 +3,7 @@
 // only a preceding Javadoc `/** */` extends the span.
 
 import type { Node, Tree } from 'web-tree-sitter';
-import { attachedStart, Collector, compact, Scopes, type AttachOptions, type Frame, type SymbolFacet } from './attachment.ts';
+import { attachedStart, Collector, compact, namedChildrenOfType, Scopes, type AttachOptions, type Frame, type SymbolFacet } from './attachment.ts';
 import type { SourceText } from './text.ts';
 import type { Declaration } from './types.ts';
 
@@ -24,6 +24,12 @@ const MEMBER_KINDS: Record<string, string> = {
   constant_declaration: 'field',
 };
 
+/** Facets of the type declarations besides `type` (a class is abstract or constructible by its modifiers). */
+const TYPE_FACETS: Record<string, SymbolFacet[]> = {
+  record_declaration: ['type', 'constructible'],
+  enum_declaration: ['type', 'enumeration'],
+  annotation_type_declaration: ['type', 'annotation'],
+};
 const WALKED = [...Object.keys(TYPE_KINDS), ...Object.keys(MEMBER_KINDS)];
 
 /** Bodies whose members are declarations, mapped to whether members default to public. */
@@ -114,23 +120,8 @@ export function javaDeclarations(tree: Tree, source: SourceText): Declaration[] 
     if (typeKind !== undefined) {
       const name = node.childForFieldName('name')?.text ?? '';
       if (name === '') continue;
-      switch (type) {
-        case 'class_declaration':
-          if (kw.has('abstract')) facets.push('type', 'abstract');
-          else facets.push('type', 'constructible');
-          break;
-        case 'record_declaration':
-          facets.push('type', 'constructible');
-          break;
-        case 'enum_declaration':
-          facets.push('type', 'enumeration');
-          break;
-        case 'annotation_type_declaration':
-          facets.push('type', 'annotation');
-          break;
-        default:
-          facets.push('type');
-      }
+      if (type === 'class_declaration') facets.push('type', kw.has('abstract') ? 'abstract' : 'constructible');
+      else facets.push(...(TYPE_FACETS[type] ?? ['type']));
       add(node, top, name, typeKind, facets, visibility, spanStart);
       continue;
     }
@@ -141,12 +132,7 @@ export function javaDeclarations(tree: Tree, source: SourceText): Declaration[] 
       facets.push('value', 'member');
       if (inInterface) facets.push('static');
       else if (!kw.has('final')) facets.push('mutable');
-      const declarators: Node[] = [];
-      const count = node.namedChildCount;
-      for (let i = 0; i < count; i++) {
-        const c = node.namedChild(i)!;
-        if (c.type === 'variable_declarator') declarators.push(c);
-      }
+      const declarators = namedChildrenOfType(node, 'variable_declarator');
       // `int a, b;` declares each name; with several, each declarator is its own span.
       const single = declarators.length === 1;
       for (const d of declarators) {

@@ -17,6 +17,16 @@ const KINDS: Record<string, string> = {
   macro_definition: 'macro',
 };
 
+/** Facets by item kind; a function's and a `static mut`'s further facets depend on the item. */
+const FACETS: Record<string, SymbolFacet[]> = {
+  function_item: ['value', 'callable'],
+  struct_item: ['type'],
+  trait_item: ['type'],
+  enum_item: ['type', 'enumeration'],
+  type_item: ['type', 'alias'],
+  mod_item: ['namespace', 'module'],
+  macro_definition: ['macro'],
+};
 const WALKED = [...Object.keys(KINDS), 'impl_item'];
 
 // Outer doc comments (`///`, `/** … */`) and outer attributes attach; the grammar marks
@@ -57,36 +67,12 @@ export function rustDeclarations(tree: Tree, source: SourceText): Declaration[] 
     const inBehaviour = top !== null && (top.type === 'impl_item' || top.type === 'trait_item');
     const kind = type === 'function_item' && inBehaviour ? 'method' : KINDS[type];
     const facets: SymbolFacet[] = [];
-    switch (type) {
-      case 'function_item':
-        facets.push('value', 'callable');
-        if (kind === 'method') facets.push('member');
-        if (hasAsync(node)) facets.push('async');
-        if (name === 'main' && top === null) facets.push('entrypoint');
-        break;
-      case 'struct_item':
-      case 'trait_item':
-        facets.push('type');
-        break;
-      case 'enum_item':
-        facets.push('type', 'enumeration');
-        break;
-      case 'type_item':
-        facets.push('type', 'alias');
-        break;
-      case 'mod_item':
-        facets.push('namespace', 'module');
-        break;
-      case 'macro_definition':
-        facets.push('macro');
-        break;
-      case 'static_item':
-        facets.push('value');
-        if (hasChildOfType(node, 'mutable_specifier')) facets.push('mutable');
-        break;
-      default:
-        facets.push('value');
-    }
+    facets.push(...(FACETS[type] ?? ['value']));
+    if (type === 'function_item') {
+      if (kind === 'method') facets.push('member');
+      if (hasAsync(node)) facets.push('async');
+      if (name === 'main' && top === null) facets.push('entrypoint');
+    } else if (type === 'static_item' && hasChildOfType(node, 'mutable_specifier')) facets.push('mutable');
 
     const visibility = visibilityOf(node);
     if (visibility === 'pub') facets.push('public');

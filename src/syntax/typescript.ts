@@ -3,7 +3,7 @@
 // both spellings are handled.
 
 import type { Node, Tree } from 'web-tree-sitter';
-import { attachedStart, Collector, compact, Scopes, type AttachOptions, type Frame, type Pending, type SymbolFacet } from './attachment.ts';
+import { attachedStart, Collector, compact, namedChildrenOfType, Scopes, type AttachOptions, type Frame, type Pending, type SymbolFacet } from './attachment.ts';
 import type { SourceText } from './text.ts';
 import type { Declaration } from './types.ts';
 
@@ -269,12 +269,7 @@ export function typescriptDeclarations(tree: Tree, source: SourceText): Declarat
     const o = outerOf(node);
     if (!isModuleLevel(o.parent)) return;
     const keyword = node.type === 'variable_declaration' ? 'var' : (node.childForFieldName('kind')?.type ?? 'let');
-    const declarators: Node[] = [];
-    const count = node.namedChildCount;
-    for (let i = 0; i < count; i++) {
-      const child = node.namedChild(i)!;
-      if (child.type === 'variable_declarator') declarators.push(child);
-    }
+    const declarators = namedChildrenOfType(node, 'variable_declarator');
     const single = declarators.length === 1;
     for (const d of declarators) {
       const nameNode = d.childForFieldName('name');

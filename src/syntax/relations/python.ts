@@ -2,97 +2,89 @@
 // decided when the name resolves), base classes, names used in annotations, and the types that
 // annotations and constructor calls give to attributes, module bindings, parameters and locals.
 
-import type { Node, Tree } from 'web-tree-sitter';
+import type { Node, Tree, TreeCursor } from 'web-tree-sitter';
 import { MAIN_GUARD } from '../python.ts';
-import { forEachNode, Locals, memberChain, type RelationSink } from './sink.ts';
-import type { ReceiverKind } from './types.ts';
+import type { RelationSink } from './sink.ts';
+import type { ReferenceKind } from './types.ts';
+import { followType, type LanguageSyntax, RelationWalk } from './walk.ts';
 
-/** Identifier positions that bind a name rather than use it. */
-const BINDING_FIELDS = new Set(['name', 'left', 'alias', 'function', 'attribute']);
 const CLASS_NAME = /^_*[A-Z]/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
+const SYNTAX: LanguageSyntax = {
+  own: ['import_statement', 'import_from_statement', 'if_statement', 'class_definition', 'call', 'type', 'assignment', 'for_statement', 'for_in_clause', 'as_pattern_target', 'named_expression'],
+  skip: ['comment', 'string'],
+  functions: ['function_definition', 'lambda'],
+  identifiers: ['identifier'],
+  bindingFields: new Set(['name', 'left', 'alias', 'function', 'attribute']),
+  receivers: {
+    access: ['attribute', 'object', 'attribute'],
+    paths: true,
+    // `cls.f()` is a call on the class itself; fields are read only through `self`.
+    isSelf: (n, field) => n.type === 'identifier' && (n.text === 'self' || (!field && n.text === 'cls')),
+    isSuper: (n) => n.type === 'call' && n.childForFieldName('function')?.text === 'super',
+  },
+};
 
-/** The node kinds the walk looks at; every other node is passed over by its kind id. */
-const KINDS = ['import_statement', 'import_from_statement', 'comment', 'string', 'function_definition', 'lambda', 'if_statement', 'class_definition', 'call', 'type', 'assignment', 'for_statement', 'for_in_clause', 'as_pattern_target', 'named_expression', 'identifier'];
-
-export function pythonRelations(tree: Tree, sink: RelationSink): void {
-  const locals = new Locals();
-  const known = new Set<string>(sink.topLevel);
-
-  forEachNode(tree, KINDS, (c, type) => {
-    locals.at(c.startIndex);
+class PythonWalk extends RelationWalk {
+  protected visit(c: TreeCursor, type: string): boolean {
     switch (type) {
       case 'import_statement':
       case 'import_from_statement':
-        importStatement(c.currentNode);
+        this.importStatement(c.currentNode);
         return false;
-      case 'comment':
-      case 'string':
-        return false;
-      case 'function_definition':
-      case 'lambda': {
-        const n = c.currentNode;
-        locals.push(n.endIndex);
-        parameters(n.childForFieldName('parameters'));
-        return true;
-      }
       case 'if_statement': {
         const n = c.currentNode;
         const cond = n.childForFieldName('condition');
-        if (n.parent?.type === 'module' && cond !== null && MAIN_GUARD.test(cond.text.replace(/\s+/g, ''))) sink.fileScope.push([n.startIndex, n.endIndex]);
+        if (n.parent?.type === 'module' && cond !== null && MAIN_GUARD.test(cond.text.replace(/\s+/g, ''))) this.sink.fileScope.push([n.startIndex, n.endIndex]);
         return true;
       }
       case 'class_definition': {
-        const n = c.currentNode;
-        const bases = n.childForFieldName('superclasses');
+        const bases = c.currentNode.childForFieldName('superclasses');
         for (const b of bases?.namedChildren ?? []) {
-          if (b !== null && b.type !== 'keyword_argument') typeTarget('extends', b);
+          if (b !== null && b.type !== 'keyword_argument') this.typeTarget('extends', b);
         }
         return true;
       }
-      case 'call':
-        call(c.currentNode);
+      case 'call': {
+        const fn = c.currentNode.childForFieldName('function');
+        // `super()` is a receiver (`super().f()`), not a call of its own.
+        if (fn !== null && !(fn.type === 'identifier' && fn.text === 'super')) this.target('calls', fn);
         return true;
+      }
       case 'type':
-        annotationRefs(c.currentNode);
+        this.annotationRefs(c.currentNode);
         return false;
       case 'assignment':
-        assignment(c.currentNode);
+        this.assignment(c.currentNode);
         return true;
       case 'for_statement':
       case 'for_in_clause':
-        bindPattern(c.currentNode.childForFieldName('left'));
+        this.bindPattern(c.currentNode.childForFieldName('left'));
         return true;
       case 'as_pattern_target':
-        bindPattern(c.currentNode.firstNamedChild);
+        this.bindPattern(c.currentNode.firstNamedChild);
         return false;
       case 'named_expression':
-        bindPattern(c.currentNode.childForFieldName('name'));
+        this.bindPattern(c.currentNode.childForFieldName('name'));
         return true;
-      case 'identifier': {
-        const name = c.nodeText;
-        if (known.has(name) && !BINDING_FIELDS.has(c.currentFieldName ?? '') && locals.lookup(name) === undefined) {
-          sink.ref('references', name, 'none', null, c.startIndex, c.endIndex);
-        }
-        return false;
-      }
     }
     return true;
-  });
+  }
 
-  function importStatement(n: Node): void {
+  private importStatement(n: Node): void {
+    // Every binding a module holds is importable from it, so every import re-exports.
     if (n.type === 'import_statement') {
       for (const part of n.namedChildren) {
         if (part === null) continue;
         if (part.type === 'dotted_name') {
           // `import a.b.c` binds `a`; `a.b.c.f()` then walks the path from it.
           const head = part.firstNamedChild?.text ?? '';
-          bindImport(head, head, null);
+          this.import(head, head, null, true);
         } else if (part.type === 'aliased_import') {
           const name = part.childForFieldName('name');
           const alias = part.childForFieldName('alias');
-          if (name && alias) bindImport(alias.text, name.text, null);
+          if (name && alias) this.import(alias.text, name.text, null, true);
         }
       }
       return;
@@ -101,28 +93,23 @@ export function pythonRelations(tree: Tree, sink: RelationSink): void {
     if (moduleNode === null) return;
     const module = moduleNode.text.replace(/\s+/g, '');
     if (n.namedChildren.some((p) => p?.type === 'wildcard_import')) {
-      bindImport('*', module, null);
+      this.import('*', module, null, true);
       return;
     }
     for (const part of n.namedChildren) {
       if (part === null || part.startIndex === moduleNode.startIndex) continue;
-      if (part.type === 'dotted_name') bindImport(part.text, module, part.text);
+      if (part.type === 'dotted_name') this.import(part.text, module, part.text, true);
       else if (part.type === 'aliased_import') {
         const name = part.childForFieldName('name');
         const alias = part.childForFieldName('alias');
-        if (name && alias) bindImport(alias.text, module, name.text);
+        if (name && alias) this.import(alias.text, module, name.text, true);
       }
     }
   }
 
-  function bindImport(local: string, module: string, imported: string | null): void {
-    // Every binding a module holds is importable from it, so every import re-exports.
-    sink.import(local, module, imported, true);
-    if (local !== '*') known.add(local);
-  }
-
-  function parameters(params: Node | null): void {
+  protected parameters(params: Node | null): void {
     if (params === null) return;
+    const locals = this.locals;
     for (const p of params.namedChildren) {
       if (p === null) continue;
       switch (p.type) {
@@ -141,18 +128,13 @@ export function pythonRelations(tree: Tree, sink: RelationSink): void {
           break;
         }
         default:
-          bindPattern(p);
+          this.bindPattern(p);
       }
     }
   }
 
-  function bindPattern(p: Node | null): void {
-    if (p === null) return;
-    if (p.type === 'identifier') locals.bind(p.text, null);
-    else for (const id of p.descendantsOfType('identifier')) if (id !== null) locals.bind(id.text, null);
-  }
-
-  function assignment(n: Node): void {
+  private assignment(n: Node): void {
+    const locals = this.locals;
     const left = n.childForFieldName('left');
     if (left === null) return;
     const right = n.childForFieldName('right');
@@ -161,14 +143,11 @@ export function pythonRelations(tree: Tree, sink: RelationSink): void {
       // `self.x = Store()` / `self.x: Store` / `self.x = store` (a typed parameter) types the attribute.
       const object = left.childForFieldName('object');
       const attribute = left.childForFieldName('attribute');
-      if (object?.text === 'self' && attribute !== null) {
-        const owner = sink.enclosingType(sink.source.toByte(n.startIndex));
-        if (owner !== null) sink.member(owner.qualifiedName, attribute.text, stated);
-      }
+      if (object?.text === 'self' && attribute !== null) this.memberType(n, attribute.text, stated);
       return;
     }
     if (left.type !== 'identifier') {
-      if (locals.depth > 0) bindPattern(left);
+      if (locals.depth > 0) this.bindPattern(left);
       return;
     }
     if (locals.depth > 0) {
@@ -176,80 +155,43 @@ export function pythonRelations(tree: Tree, sink: RelationSink): void {
       return;
     }
     // Class bodies state attribute types; module scope states module bindings'.
-    const owner = sink.enclosingType(sink.source.toByte(n.startIndex));
-    sink.member(owner?.qualifiedName ?? '', left.text, stated);
+    this.sink.member(this.owner(n) ?? '', left.text, stated);
   }
 
-  function call(n: Node): void {
-    const fn = n.childForFieldName('function');
-    if (fn === null) return;
-    if (fn.type === 'identifier') {
-      if (locals.lookup(fn.text) === undefined && fn.text !== 'super') sink.ref('calls', fn.text, 'none', null, fn.startIndex, fn.endIndex);
-      return;
-    }
-    if (fn.type !== 'attribute') return;
-    const object = fn.childForFieldName('object');
-    const attribute = fn.childForFieldName('attribute');
-    if (object === null || attribute === null) return;
-    const [receiver, text] = receiverOf(object);
-    sink.ref('calls', attribute.text, receiver, text, attribute.startIndex, attribute.endIndex);
-  }
-
-  function receiverOf(object: Node): [ReceiverKind, string | null] {
-    if (object.type === 'identifier') {
-      const name = object.text;
-      if (name === 'self' || name === 'cls') return ['self', null];
-      return locals.receiver(name);
-    }
-    if (object.type === 'call' && object.childForFieldName('function')?.text === 'super') return ['super', null];
-    if (object.type === 'attribute') {
-      // `self.a.b.f()` reads attributes of self; `s.a.f()` of a typed local; `m.a.f()` a path.
-      const { base, chain } = memberChain(object, 'attribute', 'object', 'attribute');
-      if (base?.type !== 'identifier') return ['local', null];
-      if (base.text === 'self') return ['field', chain.join('.')];
-      const chained = locals.chained(base.text, chain, true);
-      if (chained[0] !== 'local') return chained;
-    }
-    return ['local', null];
-  }
-
-  function typeTarget(kind: 'extends' | 'references', t: Node): void {
-    if (t.type === 'identifier') sink.ref(kind, t.text, 'none', null, t.startIndex, t.endIndex);
+  protected typeTarget(kind: ReferenceKind, t: Node): void {
+    if (t.type === 'identifier') this.ref(kind, t);
     else if (t.type === 'attribute') {
       const object = t.childForFieldName('object');
       const attribute = t.childForFieldName('attribute');
-      if (object === null || attribute === null) return;
-      const path = object.text.replace(/\s+/g, '');
-      sink.ref(kind, attribute.text, path.includes('.') ? 'path' : 'name', path, attribute.startIndex, attribute.endIndex);
+      if (object !== null && attribute !== null) this.qualifiedRef(kind, attribute, object.text.replace(/\s+/g, ''));
     } else if (t.type === 'subscript') {
       const value = t.childForFieldName('value');
-      if (value !== null) typeTarget(kind, value); // `Base[T]`
+      if (value !== null) this.typeTarget(kind, value); // `Base[T]`
     }
   }
 
   /** Names an annotation uses, string annotations (`"Foo"`) included. */
-  function annotationRefs(t: Node): void {
+  private annotationRefs(t: Node): void {
     for (const n of t.descendantsOfType(['identifier', 'attribute', 'string_content'])) {
       if (n === null) continue;
       if (n.type === 'string_content') {
         const name = n.text.trim();
         if (IDENTIFIER.test(name)) {
           const dot = name.lastIndexOf('.');
-          if (dot < 0) sink.ref('references', name, 'none', null, n.startIndex, n.endIndex);
-          else sink.ref('references', name.slice(dot + 1), 'path', name.slice(0, dot), n.startIndex, n.endIndex);
+          if (dot < 0) this.sink.ref('references', name, 'none', null, n.startIndex, n.endIndex);
+          else this.sink.ref('references', name.slice(dot + 1), 'path', name.slice(0, dot), n.startIndex, n.endIndex);
         }
-      } else if (n.parent?.type !== 'attribute') typeTarget('references', n);
+      } else if (n.parent?.type !== 'attribute') this.typeTarget('references', n);
     }
   }
 }
 
 /** The class an annotation names: `Foo`, `mod.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`. */
 export function typeName(t: Node | null): string | null {
-  while (t !== null) {
+  return followType(t, (t) => {
     switch (t.type) {
       case 'type':
-        t = t.firstNamedChild;
-        break;
+        return t.firstNamedChild;
       case 'identifier':
       case 'attribute':
         return IDENTIFIER.test(t.text) ? t.text : null;
@@ -261,21 +203,18 @@ export function typeName(t: Node | null): string | null {
       case 'generic_type': {
         const value = t.childForFieldName('value') ?? t.firstNamedChild;
         const args = t.type === 'subscript' ? t.childForFieldName('subscript') : t.namedChildren[1];
-        t = value?.text === 'Optional' ? (args ?? null) : value;
-        break;
+        return value?.text === 'Optional' ? (args ?? null) : value;
       }
       case 'binary_operator': {
         // `Foo | None`
         const left = t.childForFieldName('left');
         const right = t.childForFieldName('right');
-        t = right?.text === 'None' ? left : left?.text === 'None' ? right : null;
-        break;
+        return right?.text === 'None' ? left : left?.text === 'None' ? right : null;
       }
       default:
         return null;
     }
-  }
-  return null;
+  });
 }
 
 /** `Foo(…)` / `mod.Foo(…)` with a class-like (capitalized) name gives its binding that type. */
@@ -287,4 +226,8 @@ function constructed(value: Node | null): string | null {
   if (fn === null || !IDENTIFIER.test(fn.text)) return null;
   const last = fn.text.slice(fn.text.lastIndexOf('.') + 1);
   return CLASS_NAME.test(last) ? fn.text : null;
+}
+
+export function pythonRelations(tree: Tree, sink: RelationSink): void {
+  new PythonWalk(sink, SYNTAX).run(tree);
 }

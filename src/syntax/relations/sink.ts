@@ -188,7 +188,7 @@ export type LocalBinding = { type: string | null } | undefined;
  * function ends; `at` pops the frames a pre-order walk has left.
  */
 export class Locals {
-  private readonly frames: Array<{ end: number; names: Map<string, string | null> }> = [];
+  private readonly frames: Array<{ end: number; names: Map<string, string | null>; self?: string }> = [];
 
   at(start: number): void {
     const f = this.frames;
@@ -201,6 +201,21 @@ export class Locals {
 
   push(end: number): void {
     this.frames.push({ end, names: new Map() });
+  }
+
+  /** Names the receiver of the innermost frame (a Go method's `s` in `func (s *T) M()`). */
+  bindSelf(name: string): void {
+    const top = this.frames[this.frames.length - 1];
+    if (top !== undefined) top.self = name;
+  }
+
+  /** The receiver name of the innermost frame that has one: closures inside a method keep it. */
+  self(): string | undefined {
+    for (let i = this.frames.length - 1; i >= 0; i--) {
+      const name = this.frames[i].self;
+      if (name !== undefined) return name;
+    }
+    return undefined;
   }
 
   /** Binds in the innermost frame; a name bound twice keeps the first stated type. */

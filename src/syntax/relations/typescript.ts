@@ -2,80 +2,62 @@
 // calls, `new`, JSX elements, `extends` / `implements`, type references, and the types that
 // annotations and `new` give to fields, module bindings, parameters and locals.
 
-import type { Node, Tree } from 'web-tree-sitter';
-import { forEachNode, Locals, memberChain, type RelationSink } from './sink.ts';
-import type { ReceiverKind } from './types.ts';
+import type { Node, Tree, TreeCursor } from 'web-tree-sitter';
+import type { RelationSink } from './sink.ts';
+import type { ReferenceKind } from './types.ts';
+import { followType, type LanguageSyntax, RelationWalk } from './walk.ts';
 
-const FUNCTIONS = new Set([
-  'function_declaration', 'generator_function_declaration', 'function_expression', 'function',
-  'generator_function', 'arrow_function', 'method_definition', 'class_static_block',
-]);
-/** Identifier positions that name a binding rather than use one. */
-const BINDING_FIELDS = new Set(['name', 'pattern', 'alias', 'parameter', 'label', 'left', 'function', 'constructor']);
-
-
-/** The node kinds the walk looks at; every other node is passed over by its kind id. */
-const KINDS = ['import_statement', 'comment', 'string', 'regex', 'export_statement', 'call_expression', 'new_expression', 'jsx_opening_element', 'jsx_self_closing_element', 'class_heritage', 'extends_type_clause', 'type_identifier', 'nested_type_identifier', 'identifier', 'shorthand_property_identifier', 'public_field_definition', 'field_definition', 'assignment_expression', 'variable_declarator', 'catch_clause', 'for_in_statement', 'class_declaration', 'abstract_class_declaration', ...FUNCTIONS];
+const SYNTAX: LanguageSyntax = {
+  own: ['export_statement', 'call_expression', 'new_expression', 'jsx_opening_element', 'jsx_self_closing_element', 'class_heritage', 'public_field_definition', 'field_definition', 'assignment_expression', 'variable_declarator', 'catch_clause', 'for_in_statement', 'class_declaration', 'abstract_class_declaration'],
+  skip: ['import_statement', 'comment', 'string', 'regex'],
+  functions: [
+    'function_declaration', 'generator_function_declaration', 'function_expression', 'function',
+    'generator_function', 'arrow_function', 'method_definition', 'class_static_block',
+  ],
+  identifiers: ['identifier', 'shorthand_property_identifier'],
+  bindingFields: new Set(['name', 'pattern', 'alias', 'parameter', 'label', 'left', 'function', 'constructor']),
+  // A function or class declared inside a function is a local, not a declaration.
+  localDeclarations: new Set(['function_declaration', 'generator_function_declaration', 'class_declaration', 'abstract_class_declaration']),
+  types: { name: 'type_identifier', qualified: 'nested_type_identifier', supertypes: ['extends_type_clause'] },
+  receivers: { access: ['member_expression', 'object', 'property'], paths: true, isSelf: (n) => n.type === 'this', isSuper: (n) => n.type === 'super' },
+};
+const PATTERN_NAMES = ['identifier', 'shorthand_property_identifier_pattern'];
 
 export function typescriptRelations(tree: Tree, sink: RelationSink): void {
-  const locals = new Locals();
   sink.fileScope.push([0, tree.rootNode.endIndex + 1]); // a script's top level is where it starts
   moduleBindings(tree.rootNode, sink);
-  const known = new Set([...sink.topLevel, ...sink.importedLocals()]);
+  new TypeScriptWalk(sink, SYNTAX, [...sink.topLevel, ...sink.importedLocals()]).run(tree);
+}
 
-  forEachNode(tree, KINDS, (c, type) => {
-    locals.at(c.startIndex);
+class TypeScriptWalk extends RelationWalk {
+  protected visit(c: TreeCursor, type: string): boolean {
+    const locals = this.locals;
     switch (type) {
-      case 'import_statement':
-      case 'comment':
-      case 'string':
-      case 'regex':
-        return false;
       case 'export_statement':
         return c.currentNode.childForFieldName('source') === null;
       case 'call_expression':
-        call(c.currentNode);
+        this.call(c.currentNode);
         return true;
       case 'new_expression': {
-        const n = c.currentNode;
-        const ctor = n.childForFieldName('constructor');
-        if (ctor !== null) target('constructs', ctor);
+        const ctor = c.currentNode.childForFieldName('constructor');
+        if (ctor !== null) this.callee('constructs', ctor);
         return true;
       }
       case 'jsx_opening_element':
       case 'jsx_self_closing_element': {
         const name = c.currentNode.childForFieldName('name');
         // Lower-case tags are intrinsic elements (`<div>`), not components.
-        if (name !== null && /^[A-Z]/.test(name.text)) target('calls', name);
+        if (name !== null && /^[A-Z]/.test(name.text)) this.callee('calls', name);
         return true;
       }
       case 'class_heritage':
-        heritage(c.currentNode);
+        this.heritage(c.currentNode);
         return false;
-      case 'extends_type_clause': {
-        for (const t of c.currentNode.namedChildren) if (t !== null) typeTarget('extends', t);
-        return false;
-      }
-      case 'type_identifier':
-        if (c.currentFieldName !== 'name') sink.ref('references', c.nodeText, 'none', null, c.startIndex, c.endIndex);
-        return false;
-      case 'nested_type_identifier':
-        typeTarget('references', c.currentNode);
-        return false;
-      case 'identifier':
-      case 'shorthand_property_identifier': {
-        const name = c.nodeText;
-        if (known.has(name) && !BINDING_FIELDS.has(c.currentFieldName ?? '') && locals.lookup(name) === undefined) {
-          sink.ref('references', name, 'none', null, c.startIndex, c.endIndex);
-        }
-        return false;
-      }
       case 'public_field_definition':
       case 'field_definition': {
         const n = c.currentNode;
-        const owner = sink.enclosingType(sink.source.toByte(n.startIndex));
         const name = (n.childForFieldName('name') ?? n.childForFieldName('property'))?.text ?? '';
-        if (owner !== null) sink.member(owner.qualifiedName, name, annotated(n) ?? constructed(n.childForFieldName('value')));
+        this.memberType(n, name, annotated(n) ?? constructed(n.childForFieldName('value')));
         return true;
       }
       case 'assignment_expression': {
@@ -83,9 +65,7 @@ export function typescriptRelations(tree: Tree, sink: RelationSink): void {
         const n = c.currentNode;
         const left = n.childForFieldName('left');
         if (left?.type === 'member_expression' && left.childForFieldName('object')?.type === 'this') {
-          const owner = sink.enclosingType(sink.source.toByte(n.startIndex));
-          const type = constructed(n.childForFieldName('right'));
-          if (owner !== null) sink.member(owner.qualifiedName, left.childForFieldName('property')?.text ?? '', type);
+          this.memberType(n, left.childForFieldName('property')?.text ?? '', constructed(n.childForFieldName('right')));
         }
         return true;
       }
@@ -95,120 +75,77 @@ export function typescriptRelations(tree: Tree, sink: RelationSink): void {
         const name = n.childForFieldName('name');
         if (name === null) return true;
         if (name.type === 'identifier') locals.bind(name.text, annotated(n) ?? constructed(n.childForFieldName('value')));
-        else bindPattern(name);
+        else this.bindPattern(name, PATTERN_NAMES);
         return true;
       }
       case 'catch_clause':
       case 'for_in_statement': {
         const n = c.currentNode;
-        const bound = n.childForFieldName('parameter') ?? n.childForFieldName('left');
-        if (bound !== null) bindPattern(bound);
+        this.bindPattern(n.childForFieldName('parameter') ?? n.childForFieldName('left'), PATTERN_NAMES);
         return true;
       }
     }
-    if (FUNCTIONS.has(type)) {
-      const n = c.currentNode;
-      // A function or class declared inside a function is a local, not a declaration.
-      if (locals.depth > 0 && (type === 'function_declaration' || type === 'generator_function_declaration')) {
-        const name = n.childForFieldName('name');
-        if (name !== null) locals.bind(name.text, null);
-      }
-      locals.push(n.endIndex);
-      parameters(n);
-      return true;
-    }
-    if ((type === 'class_declaration' || type === 'abstract_class_declaration') && locals.depth > 0) {
-      const name = c.currentNode.childForFieldName('name');
-      if (name !== null) locals.bind(name.text, null);
-    }
     return true;
-  });
+  }
 
-  function call(n: Node): void {
+  private call(n: Node): void {
     const callee = n.childForFieldName('function');
     if (callee === null) return;
     if (callee.type === 'super') {
-      sink.ref('calls', 'constructor', 'super', null, callee.startIndex, callee.endIndex);
+      this.sink.ref('calls', 'constructor', 'super', null, callee.startIndex, callee.endIndex);
       return;
     }
     if (callee.type === 'identifier' && callee.text === 'require') return;
-    target('calls', callee);
+    this.callee('calls', callee);
   }
 
-  /** A callee or constructor: a name, or a member of a receiver. */
-  function target(kind: 'calls' | 'constructs', node: Node): void {
-    if (node.type === 'identifier') {
-      const name = node.text;
-      if (locals.lookup(name) === undefined) sink.ref(kind, name, 'none', null, node.startIndex, node.endIndex);
+  /** A callee or constructor: a name, or a member of a receiver (`a.b`, or `A.B` in JSX). */
+  private callee(kind: 'calls' | 'constructs', node: Node): void {
+    if (node.type !== 'member_expression' && node.type !== 'nested_identifier') {
+      this.target(kind, node);
       return;
     }
-    if (node.type === 'member_expression' || node.type === 'nested_identifier') {
-      const property = node.childForFieldName('property') ?? node.lastNamedChild;
-      const object = node.childForFieldName('object') ?? node.firstNamedChild;
-      if (property === null || object === null || property.startIndex === object.startIndex) return;
-      const [receiver, text] = receiverOf(object);
-      sink.ref(kind, property.text, receiver, text, property.startIndex, property.endIndex);
-    }
+    const property = node.childForFieldName('property') ?? node.lastNamedChild;
+    const object = node.childForFieldName('object') ?? node.firstNamedChild;
+    if (property !== null && object !== null && property.startIndex !== object.startIndex) this.member(kind, property, object);
   }
 
-  function receiverOf(object: Node): [ReceiverKind, string | null] {
-    switch (object.type) {
-      case 'this':
-        return ['self', null];
-      case 'super':
-        return ['super', null];
-      case 'identifier':
-        return locals.receiver(object.text);
-      case 'member_expression': {
-        // `this.a.b.f()` reads fields of this; `s.a.f()` fields of a typed local; `ns.a.f()` a path.
-        const { base, chain } = memberChain(object, 'member_expression', 'object', 'property');
-        if (base?.type === 'this') return ['field', chain.join('.')];
-        return base?.type === 'identifier' ? locals.chained(base.text, chain, true) : ['local', null];
-      }
-      default:
-        return ['local', null];
-    }
-  }
-
-  function heritage(n: Node): void {
+  private heritage(n: Node): void {
     for (const clause of n.namedChildren) {
       if (clause === null) continue;
       if (clause.type === 'extends_clause') {
         const value = clause.childForFieldName('value');
-        if (value !== null) typeTarget('extends', value);
+        if (value !== null) this.typeTarget('extends', value);
       } else if (clause.type === 'implements_clause') {
-        for (const t of clause.namedChildren) if (t !== null) typeTarget('implements', t);
+        for (const t of clause.namedChildren) if (t !== null) this.typeTarget('implements', t);
       } else {
-        typeTarget('extends', clause); // JavaScript: `class_heritage` holds the expression itself
+        this.typeTarget('extends', clause); // JavaScript: `class_heritage` holds the expression itself
       }
     }
   }
 
-  function typeTarget(kind: 'extends' | 'implements' | 'references', t: Node): void {
+  protected typeTarget(kind: ReferenceKind, t: Node): void {
     let node: Node | null = t;
     if (node.type === 'generic_type') node = node.childForFieldName('name');
     if (node === null) return;
-    if (node.type === 'identifier' || node.type === 'type_identifier') {
-      sink.ref(kind, node.text, 'none', null, node.startIndex, node.endIndex);
-    } else if (node.type === 'nested_type_identifier' || node.type === 'member_expression') {
+    if (node.type === 'identifier' || node.type === 'type_identifier') this.ref(kind, node);
+    else if (node.type === 'nested_type_identifier' || node.type === 'member_expression') {
       const name = node.childForFieldName('name') ?? node.childForFieldName('property');
       const module = node.childForFieldName('module') ?? node.childForFieldName('object');
-      if (name !== null && module !== null) {
-        const path = module.text.replace(/\s+/g, '');
-        sink.ref(kind, name.text, path.includes('.') ? 'path' : 'name', path, name.startIndex, name.endIndex);
-      }
+      if (name !== null && module !== null) this.qualifiedRef(kind, name, module.text.replace(/\s+/g, ''));
     }
   }
 
-  function parameters(fn: Node): void {
-    const single = fn.childForFieldName('parameter');
-    if (single !== null) {
-      bindPattern(single);
-      return;
-    }
-    const params = fn.childForFieldName('parameters');
+  protected override enter(fn: Node, type: string): void {
+    const single = fn.childForFieldName('parameter'); // `x => …`
+    if (single !== null) this.bindPattern(single, PATTERN_NAMES);
+    else super.enter(fn, type);
+  }
+
+  protected parameters(params: Node | null): void {
     if (params === null) return;
-    const ownerType = fn.type === 'method_definition' ? sink.enclosingType(sink.source.toByte(fn.startIndex)) : null;
+    const fn = params.parent;
+    const ownerType = fn?.type === 'method_definition' ? this.owner(fn) : null;
     for (const p of params.namedChildren) {
       if (p === null) continue;
       if (p.type === 'required_parameter' || p.type === 'optional_parameter') {
@@ -216,22 +153,12 @@ export function typescriptRelations(tree: Tree, sink: RelationSink): void {
         if (pattern === null) continue;
         const type = annotated(p);
         if (pattern.type === 'identifier') {
-          locals.bind(pattern.text, type);
+          this.locals.bind(pattern.text, type);
           // `constructor(private store: Store)` declares and types the field too.
           const propertyLike = p.namedChildren.some((m) => m?.type === 'accessibility_modifier' || m?.type === 'override_modifier') || /^\s*readonly\b/.test(p.text);
-          if (ownerType !== null && propertyLike) sink.member(ownerType.qualifiedName, pattern.text, type);
-        } else bindPattern(pattern);
-      } else bindPattern(p);
-    }
-  }
-
-  function bindPattern(p: Node): void {
-    if (p.type === 'identifier') {
-      locals.bind(p.text, null);
-      return;
-    }
-    for (const id of p.descendantsOfType(['identifier', 'shorthand_property_identifier_pattern'])) {
-      if (id !== null) locals.bind(id.text, null);
+          if (ownerType !== null && propertyLike) this.sink.member(ownerType, pattern.text, type);
+        } else this.bindPattern(pattern, PATTERN_NAMES);
+      } else this.bindPattern(p, PATTERN_NAMES);
     }
   }
 }
@@ -359,29 +286,25 @@ function annotated(n: Node): string | null {
 }
 
 export function typeName(t: Node | null): string | null {
-  while (t !== null) {
+  return followType(t, (t) => {
     switch (t.type) {
       case 'type_annotation':
       case 'parenthesized_type':
-        t = t.firstNamedChild;
-        break;
+        return t.firstNamedChild;
       case 'type_identifier':
       case 'nested_type_identifier':
         return t.text.replace(/\s+/g, '');
       case 'generic_type':
-        t = t.childForFieldName('name');
-        break;
+        return t.childForFieldName('name');
       case 'union_type': {
         // `Foo | null` and `Foo | undefined` are still a Foo receiver.
         const parts = t.namedChildren.filter((p) => p !== null && !/^(null|undefined)$/.test(p.text));
-        t = parts.length === 1 ? parts[0] : null;
-        break;
+        return parts.length === 1 ? parts[0] : null;
       }
       default:
         return null;
     }
-  }
-  return null;
+  });
 }
 
 /** `new Foo(…)` (possibly awaited or parenthesized) and `x as Foo` give their binding a type. */
