@@ -112,7 +112,7 @@ async function pythonImports(ctx: ChangeContext, from: string, to: string, bytes
   const found: Array<{ path: string; line: number; reason: string }> = [];
   const rewrite = (path: string, b: Buffer, pkgBefore: string[] | null, pkgAfter: string[] | null): Buffer | null => {
     try {
-      const r = rewritePythonImports(b, pkgBefore, pkgAfter, move);
+      const r = rewritePythonImports(b, pkgBefore, pkgAfter, move, path.endsWith('/__init__.py'));
       for (const u of r.unrewritten) found.push({ path, ...u });
       return r.after;
     } catch (e) {

@@ -88,13 +88,19 @@ function moduleText(module: readonly string[], pkg: readonly string[], relative:
  * new package, otherwise the same). A file that is no module (`before` null) keeps its relative
  * imports and has only its absolute ones rewritten.
  */
-export function rewritePythonImports(bytes: Uint8Array, before: string[] | null, after: string[] | null, move: ModuleMove): ImportRewrite {
+export function rewritePythonImports(bytes: Uint8Array, before: string[] | null, after: string[] | null, move: ModuleMove, packageInit = false): ImportRewrite {
   return withTree('python', bytes, (tree, source) => {
     const edits: Edit[] = [];
     const unrewritten: Unrewritten[] = [];
     const note = (n: Node, reason: string) => unrewritten.push({ line: n.startPosition.row + 1, reason });
     const old = dotted(move.from);
+    const leaf = move.from[move.from.length - 1];
     let plainImport = false;
+    // Importing a submodule binds its name in the parent package, so the parent's __init__.py
+    // may use `m` after `from .m import *` without ever importing `m` itself.
+    const parentInit = packageInit && before !== null && same(before, move.from.slice(0, -1));
+    let bindsLeaf = false;
+    let firstImportOfModule: Node | null = null;
 
     for (const n of tree.rootNode.descendantsOfType(['import_statement', 'import_from_statement'])) {
       if (n === null) continue;
@@ -112,6 +118,13 @@ export function rewritePythonImports(bytes: Uint8Array, before: string[] | null,
       } else fromImport(n);
     }
 
+    if (parentInit && firstImportOfModule !== null && !bindsLeaf && usesBareName(tree.rootNode, leaf)) {
+      const n: Node = firstImportOfModule;
+      const whole = statementLine(source, n);
+      if (whole === null) note(n, `the package uses ${leaf}, which this import bound implicitly, and the import shares its line with other code`);
+      else edits.push({ start: n.endIndex, end: n.endIndex, text: whole.eol + whole.indent + movedLine(leaf, after ?? before ?? [], true) });
+    }
+
     for (const n of tree.rootNode.descendantsOfType(['attribute', 'string'])) {
       if (n === null) continue;
       if (n.type === 'attribute') {
@@ -122,7 +135,7 @@ export function rewritePythonImports(bytes: Uint8Array, before: string[] | null,
       }
       const content = n.namedChildren.filter((c) => c?.type === 'string_content').map((c) => c!.text).join('');
       if (content === old) note(n, `the string "${old}" names the module (importlib, __import__, configuration); rift does not rewrite strings`);
-      else if (content === move.from[move.from.length - 1] && inAll(n) && before !== null && same(before, move.from.slice(0, -1))) {
+      else if (content === leaf && inAll(n) && before !== null && same(before, move.from.slice(0, -1))) {
         note(n, `__all__ lists "${content}"; rift does not rewrite __all__`);
       }
     }
@@ -141,6 +154,7 @@ export function rewritePythonImports(bytes: Uint8Array, before: string[] | null,
       } else module = squeeze(moduleNode.text).split('.');
       const pkg = after ?? before ?? [];
       const target = same(module, move.from) ? move.to : module;
+      if (target !== module) firstImportOfModule ??= n;
       const canRelative = relative && after !== null;
       // An import whose module and package both stay keeps its text, however it was spelled.
       const unchanged = target === module && before !== null && same(pkg, before);
@@ -149,8 +163,9 @@ export function rewritePythonImports(bytes: Uint8Array, before: string[] | null,
 
       // `from pkg import m` where `pkg.m` is the moved module: the name moves out of this statement.
       const names = n.childrenForFieldName('name').filter((x): x is Node => x !== null);
+      for (const p of names) if ((p.type === 'aliased_import' ? p.childForFieldName('alias') : p)?.text === leaf) bindsLeaf = true;
       const movedNames = same(module, move.from.slice(0, -1))
-        ? names.filter((p) => squeeze((p.type === 'aliased_import' ? p.childForFieldName('name') : p)?.text ?? '') === move.from[move.from.length - 1])
+        ? names.filter((p) => squeeze((p.type === 'aliased_import' ? p.childForFieldName('name') : p)?.text ?? '') === leaf)
         : [];
       if (movedNames.length === 0) {
         if (newModule !== moduleNode.text) edits.push({ start: moduleNode.startIndex, end: moduleNode.endIndex, text: newModule });
@@ -168,17 +183,29 @@ export function rewritePythonImports(bytes: Uint8Array, before: string[] | null,
       const lines: string[] = [];
       const others = names.filter((p) => !movedNames.includes(p));
       if (others.length > 0) lines.push(`from ${written(module)} import ${others.map((p) => p.text).join(', ')}`);
-      const parent = move.to.slice(0, -1);
-      const leaf = move.to[move.to.length - 1];
-      for (const p of movedNames) {
-        const local = p.type === 'aliased_import' ? p.childForFieldName('alias')!.text : move.from[move.from.length - 1];
-        const as = local === leaf ? '' : ` as ${local}`;
-        lines.push(parent.length === 0 ? `import ${leaf}${as}` : `from ${moduleText(parent, pkg, canRelative)} import ${leaf}${as}`);
-      }
+      for (const p of movedNames) lines.push(movedLine(p.type === 'aliased_import' ? p.childForFieldName('alias')!.text : leaf, pkg, canRelative));
       edits.push({ start: n.startIndex, end: n.endIndex, text: lines.join(whole.eol + whole.indent) });
     }
 
     return { after: splice(source, edits), unrewritten };
+
+    /** The statement importing the moved module under the local name `local`, from package `pkg`. */
+    function movedLine(local: string, pkg: readonly string[], relative: boolean): string {
+      const parent = move.to.slice(0, -1);
+      const name = move.to[move.to.length - 1];
+      const as = local === name ? '' : ` as ${local}`;
+      return parent.length === 0 ? `import ${name}${as}` : `from ${moduleText(parent, pkg, relative)} import ${name}${as}`;
+    }
+  });
+}
+
+/** Whether `name` is used as a bare identifier outside import statements. */
+function usesBareName(root: Node, name: string): boolean {
+  return root.descendantsOfType('identifier').some((id) => {
+    if (id === null || id.text !== name) return false;
+    if (id.parent?.type === 'attribute' && id.parent.childForFieldName('attribute')?.startIndex === id.startIndex) return false;
+    for (let p = id.parent; p !== null; p = p.parent) if (p.type === 'import_statement' || p.type === 'import_from_statement') return false;
+    return true;
   });
 }
 

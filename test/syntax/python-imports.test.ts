@@ -9,8 +9,8 @@ const mv = (from: string, to: string): ModuleMove => ({ from: from.split('.'), t
 const pkg = (p: string) => (p === '' ? [] : p.split('.'));
 
 /** The rewritten text (or the source when nothing changed) and the occurrences left as they were. */
-function rewrite(src: string, move: ModuleMove, before: string | null, after = before) {
-  const r = rewritePythonImports(Buffer.from(src, 'utf8'), before === null ? null : pkg(before), after === null ? null : pkg(after), move);
+function rewrite(src: string, move: ModuleMove, before: string | null, after = before, init = false) {
+  const r = rewritePythonImports(Buffer.from(src, 'utf8'), before === null ? null : pkg(before), after === null ? null : pkg(after), move, init);
   return { text: r.after === null ? null : r.after.toString('utf8'), unrewritten: r.unrewritten };
 }
 
@@ -69,6 +69,17 @@ describe('python import rewrites', () => {
 
   it('the moved file\'s relative imports become absolute when its new place shares no package with them', () => {
     assert.deepEqual(rewrite('from . import sibling\nfrom .helpers import h\n', mv('a.b.m', 'top'), 'a.b', ''), { text: 'from a.b import sibling\nfrom a.b.helpers import h\n', unrewritten: [] });
+  });
+
+  it('the old package\'s __init__.py keeps the name a submodule import bound implicitly, when it uses it', () => {
+    const src = 'from .queues import *\nfrom .tasks import *\n\n__all__ = queues.__all__ + tasks.__all__\n';
+    const move = mv('aio.queues', 'aio.moved.queues');
+    assert.deepEqual(rewrite(src, move, 'aio', 'aio', true), {
+      text: 'from .moved.queues import *\nfrom .moved import queues\nfrom .tasks import *\n\n__all__ = queues.__all__ + tasks.__all__\n',
+      unrewritten: [],
+    });
+    assert.deepEqual(rewrite('from .queues import Queue\n', move, 'aio', 'aio', true).text, 'from .moved.queues import Queue\n', 'no use of the name: nothing is added');
+    assert.deepEqual(rewrite(src, move, 'aio', 'aio', false).text, 'from .moved.queues import *\nfrom .tasks import *\n\n__all__ = queues.__all__ + tasks.__all__\n', 'only a package\'s __init__.py');
   });
 
   it('edits land on the right bytes after multi-byte characters and a BOM', () => {
