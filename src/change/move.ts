@@ -126,10 +126,21 @@ async function pythonImports(ctx: ChangeContext, from: string, to: string, bytes
   const leaf = before.name[before.name.length - 1];
   for (const path of store.pathsWithWords(leaf)) {
     if (path === from || languageFor(ctx.config, path)?.id !== 'python') continue;
-    const t = resolveTarget(policy, path, 'write');
-    if (t.bytes === null || t.target !== path || t.bytes.indexOf(leaf) < 0) continue;
+    // Read as indexed (a file that needs no rewrite need not be writable), resolved for writing
+    // only when it changes.
+    const indexed = store.indexedBytes(path);
+    const seen = indexed ? Buffer.from(indexed) : resolveTarget(policy, path, 'write').bytes;
+    if (seen === null || seen.indexOf(leaf) < 0) continue;
     const pkg = pythonModuleOf(path, srcRoot)?.package ?? null;
-    const out = rewrite(path, t.bytes, pkg, pkg);
+    const mark = found.length;
+    let out = rewrite(path, seen, pkg, pkg);
+    if (out === null) continue;
+    const t = resolveTarget(policy, path, 'write');
+    if (t.bytes === null || t.target !== path) continue;
+    if (!t.bytes.equals(seen)) {
+      found.length = mark; // the file changed since it was indexed: its bytes now are what counts
+      out = rewrite(path, t.bytes, pkg, pkg);
+    }
     if (out !== null) others.push({ target: path, before: t.bytes, after: out, mode: t.mode, link: false });
   }
   return {
