@@ -201,13 +201,13 @@ export class AcpSession {
   }
 
   /** `_rift/undo`: refused while a turn runs. */
-  undo(): { ok: boolean; message: string } {
+  async undo(): Promise<{ ok: boolean; message: string }> {
     if (this.turn) return { ok: false, message: 'undo is not available while a turn is running' };
     return this.undoNow();
   }
 
-  private undoNow(): { ok: boolean; message: string } {
-    const e = this.assembly.agent.undo();
+  private async undoNow(): Promise<{ ok: boolean; message: string }> {
+    const e = await this.assembly.agent.undo();
     return { ok: e.event === 'info', message: e.event === 'info' || e.event === 'warning' ? e.text : '' };
   }
 
@@ -222,7 +222,7 @@ export class AcpSession {
       let input = promptText(blocks);
       const command = /^\/(\S+)\s*([\s\S]*)$/.exec(input);
       if (command?.[1] === 'undo') {
-        this.send({ sessionUpdate: 'agent_message_chunk', content: text(this.undoNow().message) });
+        this.send({ sessionUpdate: 'agent_message_chunk', content: text((await this.undoNow()).message) });
         await this.flush();
         return 'end_turn';
       }

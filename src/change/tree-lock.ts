@@ -2,9 +2,10 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { RiftError, storageFailure } from '../core/errors.ts';
 import { Lane } from '../core/lane.ts';
-import { CHANGE_LOCK_BACKOFF_MAX_MS, CHANGE_LOG_ENTRIES_MAX } from '../core/limits.ts';
+import { CHANGE_LOCK_BACKOFF_MAX_MS, CHANGE_LOCK_WAIT_MS, CHANGE_LOG_ENTRIES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
+import { recoverChanges } from './journal.ts';
 
 // One writer per tree across every rift process (issue 10; spec "Changes": changes to one tree
 // apply one after the other). Inside a process a FIFO lane orders the changes; across
@@ -38,6 +39,21 @@ export interface Held {
 
 const registry = new Map<string, TreeLock>();
 
+/** The lock wait a change allows itself; `RIFT_CHANGE_LOCK_WAIT_MS` shortens it for tests. */
+export function changeLockBudget(): number {
+  const env = Number(process.env.RIFT_CHANGE_LOCK_WAIT_MS);
+  return process.env.RIFT_CHANGE_LOCK_WAIT_MS && Number.isInteger(env) && env >= 0 ? env : CHANGE_LOCK_WAIT_MS;
+}
+
+/**
+ * Restores what changes a dead process left half-published (only a holder of the lock may:
+ * then none of them is live), logging the paths so other processes re-read them.
+ */
+export async function recoverInterrupted(root: string, held: Held): Promise<void> {
+  const restored = await recoverChanges(root);
+  if (restored.length > 0) held.record(restored);
+}
+
 function busy(e: unknown): boolean {
   const code = (e as { code?: string }).code;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
@@ -61,6 +77,23 @@ export class TreeLock {
     }
     lock.users++;
     return lock;
+  }
+
+  /**
+   * Runs `work` holding the tree at `root` for a caller without a lock of its own (the agent's
+   * file tools): the change budget's wait, interrupted changes recovered first.
+   */
+  static async hold<T>(root: string, work: (held: Held) => T | Promise<T>): Promise<T> {
+    const lock = TreeLock.acquire(root);
+    const budget = changeLockBudget();
+    try {
+      return await lock.run(performance.now() + budget, budget, async (held) => {
+        await recoverInterrupted(root, held);
+        return work(held);
+      });
+    } finally {
+      await lock.release();
+    }
   }
 
   /** Gives back one `acquire`; the last one closes the connection once the lane is idle. */

@@ -73,8 +73,46 @@ RIFT_MODEL/RIFT_HOST or the config (~/.config/rift/config.json, .rift.json) name
 provider/model addresses reach OpenAI-compatible servers (docs/agent.md).
 `;
 
+/**
+ * The USAGE entries naming `command` (each entry: its `rift …` lines and the description under
+ * them), or null for a word USAGE does not name.
+ */
+export function commandUsage(command: string): string | null {
+  const entries: string[][] = [];
+  let describing = true;
+  for (const line of USAGE.split('\n')) {
+    if (line.startsWith('rift')) {
+      // A `rift` line after a description starts the next entry; one after another `rift` line shares it.
+      if (describing) entries.push([]);
+      describing = false;
+    } else if (/^ {20,}/.test(line)) {
+      describing = true;
+    }
+    if (line.trim() !== '') entries.at(-1)?.push(line);
+  }
+  const mine = entries.filter((e) => e.some((l) => l.split(/\s+/)[1] === command));
+  return mine.length === 0 ? null : `${mine.map((e) => e.join('\n')).join('\n')}\n`;
+}
+
+/** `-h`/`--help` among a command's own arguments (not after `--`). */
+function asksHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '-h' || a === '--help');
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `rift index --help`, `rift help index`: that command's usage.
+  const asked = command === 'help' ? rest[0] : command !== undefined && !command.startsWith('-') && asksHelp(rest) ? command : undefined;
+  const usage = asked === undefined ? null : commandUsage(asked);
+  if (command === 'help' && asked !== undefined && usage === null) {
+    process.stderr.write(`rift: unknown command '${asked}'\n\n${HELP}`);
+    return 2;
+  }
+  if (usage !== null) {
+    process.stdout.write(`Usage:\n${usage.replace(/^(?=.)/gm, '  ')}\nThe workspace defaults to the current directory. Every command: rift --help.\n`);
+    return 0;
+  }
   // One-shot commands print their own summary; their logs stay quiet unless RIFT_LOG asks.
   if (command !== 'mcp' && command !== 'server' && !process.env.RIFT_LOG) setLogLevel('warn');
   try {

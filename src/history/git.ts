@@ -4,9 +4,10 @@ import { dirname, join } from 'node:path';
 import { RiftError, limitExceeded } from '../core/errors.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
 
-// Git access through the git CLI only: `rev-parse` resolves revisions (reading refs afresh on
-// every request, loose or packed, in a worktree or not), one long-lived `cat-file --batch` per
-// repository serves object types and bytes, `ls-tree` lists a commit's tree and `log
+// Git access through the git CLI only: one long-lived `cat-file --batch` per repository
+// resolves revisions (it reads refs afresh on every request, loose or packed, in a worktree or
+// not, so a moved branch is seen at once, and no process is started per read) and serves object
+// types and bytes, `ls-tree` lists a commit's tree and `log
 // --first-parent` walks a path's history. Nothing is checked out and nothing is written.
 
 /** A git process reads only the repository it is pointed at: no inherited GIT_* redirection. */
@@ -48,8 +49,14 @@ export interface LogEntry {
 
 export type Resolution = { ok: true; commit: string } | { ok: false; kind: string | null };
 
+interface GitObject {
+  oid: string;
+  type: string;
+  bytes: Buffer;
+}
+
 interface Pending {
-  resolve: (value: { type: string; bytes: Buffer } | null) => void;
+  resolve: (value: GitObject | null) => void;
   reject: (e: Error) => void;
 }
 
@@ -83,30 +90,28 @@ export class Repository {
    * `kind` names what it resolved to, or is null when nothing resolves (unborn HEAD included).
    */
   async resolve(rev: string): Promise<Resolution> {
-    let oid: string;
-    try {
-      oid = (await git(this.cwd, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{object}`])).toString('utf8').trim();
-    } catch {
-      return { ok: false, kind: null };
-    }
-    let object = await this.object(oid);
+    // `rev` matched the revision grammar (no whitespace), so it is one batch request; read from
+    // stdin, it can never be taken for an option.
+    let object = await this.object(`${rev}^{object}`);
     // An annotated tag names its target; it serves as a revision when that is a commit.
     while (object?.type === 'tag') {
       const target = /^object ([0-9a-f]+)$/m.exec(object.bytes.toString('utf8'));
       if (!target) break;
-      oid = target[1];
-      object = await this.object(oid);
+      object = await this.object(target[1]);
     }
     if (!object) return { ok: false, kind: null };
-    return object.type === 'commit' ? { ok: true, commit: oid } : { ok: false, kind: object.type };
+    return object.type === 'commit' ? { ok: true, commit: object.oid } : { ok: false, kind: object.type };
   }
 
-  /** One object's type and bytes through the long-lived batch process; null when missing. */
-  object(oid: string): Promise<{ type: string; bytes: Buffer } | null> {
+  /**
+   * One object through the long-lived batch process, named by id or by any revision expression
+   * git resolves; null when missing (or ambiguous).
+   */
+  object(name: string): Promise<GitObject | null> {
     const proc = this.batchProcess();
     return new Promise((resolve, reject) => {
       this.queue.push({ resolve, reject });
-      proc.stdin.write(`${oid}\n`);
+      proc.stdin.write(`${name}\n`);
     });
   }
 
@@ -211,7 +216,7 @@ export class Repository {
       if (this.buffered.length < nl + 1 + size + 1) return;
       const bytes = Buffer.from(this.buffered.subarray(nl + 1, nl + 1 + size));
       this.buffered = this.buffered.subarray(nl + 1 + size + 1);
-      this.queue.shift()!.resolve({ type: parts[1], bytes });
+      this.queue.shift()!.resolve({ oid: parts[0], type: parts[1], bytes });
     }
   }
 

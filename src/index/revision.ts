@@ -66,8 +66,11 @@ export class RevisionIndex {
   private readonly commits = new Set<string>();
   constructor(
     private readonly root: string,
-    /** The working-tree index: bytes it parsed already are not parsed again for a revision. */
-    private readonly workingTree: Store,
+    /**
+     * The working-tree index as it is now (the indexer replaces a damaged one): bytes it parsed
+     * already are not parsed again for a revision.
+     */
+    private readonly workingTree: () => Store,
   ) {}
 
   /** The workspace's repository, or the remedy refusal when there is none. */
@@ -162,7 +165,7 @@ export class RevisionIndex {
     const updates: FileUpdate[] = [];
     const skips: SkippedFile[] = [];
     const counts: BuildCounts = { parsed: 0, shared: 0, cached: 0, text: 0 };
-    const shared = changed.length > 0 ? this.workingTree.parsedBlobs() : new Map<string, number>();
+    const shared = changed.length > 0 ? this.workingTree().parsedBlobs() : new Map<string, number>();
     for (let i = 0; i < changed.length; i += BLOB_READ_BATCH) {
       const batch = changed.slice(i, i + BLOB_READ_BATCH);
       const parsed = await Promise.all(batch.map((f) => this.parsed(repo, f, selection, shared, counts)));
@@ -208,7 +211,7 @@ export class RevisionIndex {
     else {
       const sha256 = sha256Hex(bytes);
       const blob = item.language ? shared.get(`${sha256}\0${item.language}`) : undefined;
-      const rows = blob === undefined ? null : this.workingTree.blobRows(blob, sha256);
+      const rows = blob === undefined ? null : this.workingTree().blobRows(blob, sha256);
       if (rows) counts.shared++;
       else if (item.language) counts.parsed++;
       else counts.text++;

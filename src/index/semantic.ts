@@ -100,7 +100,8 @@ export class SemanticTier {
 
   constructor(
     private readonly root: string,
-    private readonly store: Store,
+    /** The index as it is now (the indexer replaces a damaged one). */
+    private readonly store: () => Store,
     private readonly config: () => SearchSemanticConfig,
   ) {}
 
@@ -200,10 +201,11 @@ export class SemanticTier {
     const db = this.open(model);
     const entries: Entry[] = [];
     const pending = new Map<string, string>();
-    for (const f of this.store.files()) {
-      const symbols = this.store.symbolsOfFile(f.path);
+    const store = this.store();
+    for (const f of store.files()) {
+      const symbols = store.symbolsOfFile(f.path);
       if (symbols.length === 0) continue;
-      const bytes = this.store.indexedBytes(f.path);
+      const bytes = store.indexedBytes(f.path);
       if (!bytes) continue;
       for (const s of symbols) {
         const source = Buffer.from(bytes.subarray(s.span_start, Math.min(s.span_end, s.span_start + SEMANTIC_TEXT_BYTES_MAX))).toString('utf8');

@@ -259,7 +259,7 @@ export class ServeSession {
 
   private undo(): void {
     if (this.busy) return this.warn(BUSY_UNDO);
-    this.emit(this.o.agent.undo());
+    void this.o.agent.undo().then((e) => this.emit(e));
   }
 
   private setModel(model: string): void {

@@ -1,5 +1,5 @@
 import { capabilityUnavailable, invalidField, isRiftError, storageFailure } from '../core/errors.ts';
-import { CHANGE_BODY_BYTES_MAX, CHANGE_LOCK_WAIT_MS, PATCH_BYTES_MAX } from '../core/limits.ts';
+import { CHANGE_BODY_BYTES_MAX, PATCH_BYTES_MAX } from '../core/limits.ts';
 import { sha256Hex } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { projectPathViolation } from '../core/path.ts';
@@ -26,22 +26,16 @@ import { insertNode, insertSymbol, removeNode, removeSymbol, replaceNode, replac
 import { planMove } from '../change/move.ts';
 import { planPatch } from '../change/patch.ts';
 import type { ChangeContext, Plan } from '../change/plan.ts';
-import { hasInterruptedChanges, recoverChanges } from '../change/journal.ts';
+import { hasInterruptedChanges } from '../change/journal.ts';
 import { isRefusal } from '../change/refusal.ts';
 import { checkReview, planRename, proposedWrites, type ProposedWrite, type RenameReview } from '../change/rename.ts';
-import { TreeLock, type Held } from '../change/tree-lock.ts';
+import { TreeLock, changeLockBudget, recoverInterrupted, type Held } from '../change/tree-lock.ts';
 
 // Transport-free change tools (spec "Changes"). Request-shape checks run first and fail as
 // `invalid_request`; then the configuration gate and index readiness; everything else holds
 // the tree (in-process FIFO, then the cross-process lock): recovery of a change a dead process
 // left, an index refresh of what other processes changed, resolution against the bytes on disk
 // now (refusals are results), publication, hooks, index refresh.
-
-/** The lock wait a change allows itself; `RIFT_CHANGE_LOCK_WAIT_MS` shortens it for tests. */
-function lockBudget(): number {
-  const env = Number(process.env.RIFT_CHANGE_LOCK_WAIT_MS);
-  return process.env.RIFT_CHANGE_LOCK_WAIT_MS && Number.isInteger(env) && env >= 0 ? env : CHANGE_LOCK_WAIT_MS;
-}
 
 /** An index store failure (SQLite) as `storage_failure` on `.rift/rift.db`; anything else as it is. */
 function storeError(e: unknown): unknown {
@@ -85,7 +79,7 @@ export interface ChangeOptions {
 
 export class ChangeService {
   private readonly lock: TreeLock;
-  private readonly budgetMs = lockBudget();
+  private readonly budgetMs = changeLockBudget();
   /** How far this process's index has followed the tree's change log (null: unknown, rebuild). */
   private seen: number | null;
 
@@ -107,7 +101,7 @@ export class ChangeService {
   async recoverAtStart(): Promise<void> {
     if (!hasInterruptedChanges(this.root)) return;
     try {
-      await this.lock.run(0, 0, (held) => this.recover(held));
+      await this.lock.run(0, 0, (held) => recoverInterrupted(this.root, held));
     } catch (e) {
       if (!isRiftError(e) || e.code !== 'temporarily_unavailable') throw e;
     }
@@ -203,7 +197,7 @@ export class ChangeService {
     if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });
     return this.lock.run(deadline, this.budgetMs, async (held) => {
       const started = performance.now();
-      await this.recover(held);
+      await recoverInterrupted(this.root, held);
       await this.catchUp(held);
       const ctx: ChangeContext = {
         root: this.root,
@@ -225,11 +219,6 @@ export class ChangeService {
   }
 
   /** Rolls back what a dead process left in flight, logged so every index (this one too) catches up. */
-  private async recover(held: Held): Promise<void> {
-    const restored = await recoverChanges(this.root);
-    if (restored.length > 0) held.record(restored);
-  }
-
   /** Re-indexes what other processes changed since this one last looked. */
   private async catchUp(held: Held): Promise<void> {
     const { paths, position } = held.missed(this.seen);

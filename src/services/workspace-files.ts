@@ -10,6 +10,7 @@ import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { walkWorkspace } from '../workspace/walk.ts';
 import { Publication, type FileWrite } from '../change/publish.ts';
 import { isRefusal } from '../change/refusal.ts';
+import { TreeLock, type Held } from '../change/tree-lock.ts';
 
 // Plain file access for the agent's file tools (`ls`, `grep`, `glob`, `read`, `write`, `edit`),
 // on the same parts the engine uses: workspace/ for what is visible and for bounded reads that
@@ -114,7 +115,7 @@ export class WorkspaceFiles {
    * `before` (null: absent). A file that changed meanwhile, or a link or directory in the way,
    * refuses with `WriteRefused`; a failed publication leaves every byte as it was.
    */
-  write(path: string, before: Uint8Array | null, after: Uint8Array): void {
+  async write(path: string, before: Uint8Array | null, after: Uint8Array): Promise<void> {
     const w: FileWrite = {
       target: path,
       before: before === null ? null : Buffer.from(before.buffer, before.byteOffset, before.byteLength),
@@ -125,7 +126,7 @@ export class WorkspaceFiles {
     try {
       ensureStateDir(this.root);
       // Verifies `before` through the opened directory, journals, then renames into place.
-      this.publish(w);
+      await this.publish(w);
     } catch (e) {
       if (isRefusal(e)) {
         // The publication observes a digest, `absent`, `symlink` or `not a regular file`.
@@ -143,17 +144,29 @@ export class WorkspaceFiles {
    * Puts `bytes` back at `path` (null deletes it) whatever the file holds now, atomically: undo
    * of the agent's own writes. A file over `maxBytes` now is replaced without a rollback copy.
    */
-  restore(path: string, bytes: Uint8Array | null, maxBytes: number): void {
-    const now = this.read(path, maxBytes);
-    const current = now.ok ? Buffer.from(now.bytes) : null;
-    if (current === null && bytes === null) return;
-    const w: FileWrite = { target: path, before: current, after: bytes === null ? null : Buffer.from(bytes), mode: this.modeOf(path), link: false };
+  async restore(path: string, bytes: Uint8Array | null, maxBytes: number): Promise<void> {
     ensureStateDir(this.root);
-    this.publish(w);
+    await TreeLock.hold(this.root, (held) => {
+      const now = this.read(path, maxBytes);
+      const current = now.ok ? Buffer.from(now.bytes) : null;
+      if (current === null && bytes === null) return;
+      const w: FileWrite = { target: path, before: current, after: bytes === null ? null : Buffer.from(bytes), mode: this.modeOf(path), link: false };
+      this.commit(w, held);
+    });
   }
 
-  private publish(w: FileWrite): void {
+  /**
+   * Publishes under the tree's lock, so a change by any other rift process runs wholly before
+   * or after this one (and never takes this live publication for an interrupted one); the
+   * path goes into the tree's change log for those processes' indexes.
+   */
+  private publish(w: FileWrite): Promise<void> {
+    return TreeLock.hold(this.root, (held) => this.commit(w, held));
+  }
+
+  private commit(w: FileWrite, held: Held): void {
     Publication.begin(this.root, [w], [], this.config().source.max_file_bytes).commit();
+    held.record([w.target]);
   }
 
   private modeOf(path: string): number | null {

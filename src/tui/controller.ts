@@ -551,7 +551,7 @@ export class Controller {
         return this.info(plan.length === 0 ? 'no plan yet — the model sets one with its plan tool' : ['plan:', ...plan.map((p, i) => `  ${p.done ? '☑' : '☐'} ${i + 1}. ${p.text}`)].join('\n'));
       }
       case 'undo':
-        return this.event(this.agent.undo());
+        return this.work(async () => this.event(await this.agent.undo()));
       case 'diff':
         return this.diff();
       case 'tools':

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TreeLock } from '../../src/change/tree-lock.ts';
 import { Engine } from '../../src/services/engine.ts';
+import { WorkspaceFiles } from '../../src/services/workspace-files.ts';
 import { startRift } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { tempDir } from '../support/agent-harness.ts';
@@ -30,6 +31,19 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A tree whose `held.txt` runs a hook that never ends (it writes its pid to `marker`), so a change to it stays in flight. */
+function heldTree(): { markers: string; marker: string; root: string } {
+  const markers = tempDir('rift-marker-');
+  const marker = join(markers, 'hook.pid');
+  const hook = `require("fs").writeFileSync(${JSON.stringify(marker)}, String(process.pid)); setTimeout(() => {}, 600000)`;
+  const root = tempWorkspace({
+    'held.txt': 'old\n',
+    'other.txt': 'o\n',
+    'rift.toml': `[[hooks]]\nid = "forever"\nrole = "transform"\nprogram = "node"\narguments = ["-e", '${hook}']\ntimeout_ms = 3600000\ninclude = ["held.txt"]\n`,
+  });
+  return { markers, marker, root };
 }
 
 describe('tree lock', () => {
@@ -70,14 +84,7 @@ describe('tree lock', () => {
   });
 
   test('a live holder makes others wait (temporarily_unavailable past the budget); once it dies its change rolls back', async () => {
-    const markers = tempDir('rift-marker-');
-    const marker = join(markers, 'hook.pid');
-    const hook = `require("fs").writeFileSync(${JSON.stringify(marker)}, String(process.pid)); setTimeout(() => {}, 600000)`;
-    const root = tempWorkspace({
-      'held.txt': 'old\n',
-      'other.txt': 'o\n',
-      'rift.toml': `[[hooks]]\nid = "forever"\nrole = "transform"\nprogram = "node"\narguments = ["-e", '${hook}']\ntimeout_ms = 3600000\ninclude = ["held.txt"]\n`,
-    });
+    const { markers, marker, root } = heldTree();
     let holder: ChildProcess | null = null;
     let hookPid = 0;
     const rift = await startRift(root, { RIFT_CHANGE_LOCK_WAIT_MS: '400', PATH }, { standalone: true });
@@ -118,6 +125,41 @@ describe('tree lock', () => {
       holder?.kill('SIGKILL');
       if (hookPid && alive(hookPid)) process.kill(hookPid, 'SIGKILL');
       await rift.close();
+      removeWorkspace(root);
+      removeWorkspace(markers);
+    }
+  });
+
+  test("the agent's file writes take the tree lock: one waits while another process's change is in flight, lands after that change is rolled back, and is logged", async () => {
+    const { markers, marker, root } = heldTree();
+    let holder: ChildProcess | null = null;
+    let hookPid = 0;
+    const lock = TreeLock.acquire(root);
+    try {
+      holder = spawn(process.execPath, [fixture('hold-change'), root, '--- a/held.txt\n+++ b/held.txt\n@@ -1 +1 @@\n-old\n+new\n'], { stdio: 'ignore', env: { ...process.env, PATH, RIFT_LOG: 'error' } });
+      hookPid = await eventually(() => (existsSync(marker) ? Number(readFileSync(marker, 'utf8')) || undefined : undefined), 60_000);
+      const since = lock.position();
+      const changes = join(root, '.rift', 'changes');
+      const inFlight = readdirSync(changes);
+
+      let landed = false;
+      const write = WorkspaceFiles.at(root).write('other.txt', Buffer.from('o\n'), Buffer.from('agent\n')).then(() => (landed = true));
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(landed, false, 'the write waits for the holder');
+      assert.equal(readFileSync(join(root, 'other.txt'), 'utf8'), 'o\n');
+      assert.deepEqual(readdirSync(changes), inFlight, "the waiting write leaves the live holder's change alone");
+
+      holder.kill('SIGKILL');
+      await write;
+      assert.equal(readFileSync(join(root, 'other.txt'), 'utf8'), 'agent\n');
+      assert.equal(readFileSync(join(root, 'held.txt'), 'utf8'), 'old\n', "the dead holder's change is rolled back first");
+      assert.deepEqual(readdirSync(changes), []);
+      const missed = await lock.run(0, 0, async (held) => held.missed(since).paths);
+      assert.deepEqual(missed?.sort(), ['held.txt', 'other.txt'], 'both are in the change log other processes re-index from');
+    } finally {
+      holder?.kill('SIGKILL');
+      if (hookPid && alive(hookPid)) process.kill(hookPid, 'SIGKILL');
+      await lock.release();
       removeWorkspace(root);
       removeWorkspace(markers);
     }

@@ -183,6 +183,25 @@ test('rift nodes takes path:line[:col] as well as a byte offset; a position past
   removeWorkspace(root);
 });
 
+test('every command answers --help (and `rift help <command>`) with its own usage from the command list', () => {
+  const root = tempWorkspace({});
+  for (const command of ['index', 'symbol', 'search', 'log', 'nodes', 'map', 'callers', 'callees', 'path', 'mcp', 'server', 'status', 'trust', 'doctor', 'acp']) {
+    for (const args of [[command, '--help'], [command, '-h'], ['help', command]]) {
+      const r = rift(args, root);
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`^Usage:\\n(  rift \\S+.*\\n)*  rift ${command} `), args.join(' '));
+      assert.ok(!r.stdout.includes('rift index ') || command === 'index', `${args.join(' ')} prints only its own entry`);
+    }
+  }
+  // After `--` a `--help` is an argument, not a request for help.
+  const literal = rift(['symbol', '--', '--help'], root);
+  assert.equal(literal.code, 1);
+  assert.match(literal.stderr, /no declaration matches '--help'/);
+  const unknown = rift(['help', 'nope'], root);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown command 'nope'/);
+});
+
 test('rift --help and README.md list the same commands, and help names the default model and host', () => {
   const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
   const block = /## Commands\n\n```text\n([\s\S]*?)```/.exec(readme)![1];

@@ -22,6 +22,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { DAMAGED_STORES_KEPT } from '../../src/core/limits.ts';
 import { openStore } from '../../src/index/store-open.ts';
+import { Engine } from '../../src/services/engine.ts';
+import { ScriptedModelServer } from '../support/model-server.ts';
 import { startRift } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -342,5 +344,39 @@ test('a .rift that is a symlink out of the workspace is set aside; nothing is wr
   } finally {
     removeWorkspace(root);
     removeWorkspace(outside);
+  }
+});
+
+test('after a read meets damage and the store is replaced, revision reads and the semantic tier use the new store', async () => {
+  const model = await ScriptedModelServer.start();
+  model.embedConcepts = [['shrink', 'rollover', 'archive']];
+  const root = tempWorkspace({
+    ...FILES,
+    'logs.py': 'def rollover_when_big(path):\n    """Archive the old file once it passes the size limit."""\n    return path\n',
+    'rift.toml': `[search.semantic]\nenabled = true\nmodel = "embed-test"\nprovider = "ollama"\nurl = "${model.url}"\n`,
+  });
+  try {
+    for (const args of [['init', '-q'], ['add', '-A'], ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one']]) {
+      assert.equal(spawnSync('git', args, { cwd: root }).status, 0);
+    }
+    const built = spawnSync(process.execPath, ['--import', tsx, entry, 'index'], { cwd: root, encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    garbleTables(join(root, '.rift', 'rift.db'), ['chunks']);
+    const engine = await Engine.open(root, { watch: false });
+    try {
+      await assert.rejects(engine.search.search({ query: 'notes' }), (e: { code?: string }) => e.code === 'storage_failure');
+      await engine.build();
+      await engine.semantic.idle();
+      const ranked = await engine.search.search({ query: 'shrink the journal' });
+      assert.deepEqual(ranked.warnings, [], 'the semantic tier prepared its vectors from the new store');
+      assert.equal(ranked.results[0]?.path, 'logs.py');
+      const atHead = await engine.read.getSymbol({ name: 'alpha', rev: 'HEAD' });
+      assert.deepEqual(atHead.hits.map((h) => h.path), ['a.py'], 'a revision is indexed beside the new store, not the closed one');
+    } finally {
+      await engine.close();
+    }
+  } finally {
+    await model.close();
+    removeWorkspace(root);
   }
 });

@@ -348,3 +348,61 @@ describe('revision reads: parse results addressed by content', () => {
     }
   });
 });
+
+test('rule 42: committed files under .rift/ (at any depth) stay invisible at a revision, as on the working tree', async () => {
+  const root = tempWorkspace();
+  const repo = gitFixture(root);
+  // Committed before rift ever ran here (so no .rift/.gitignore kept them out).
+  repo.commit('commit the floor', {
+    'app.py': 'def visible_fn(): pass\n',
+    '.rift/planted.py': 'def planted_top(): pass\n',
+    'pkg/.rift/deep.py': 'def planted_deep(): pass\n',
+  });
+  const rift = await startRift(root);
+  try {
+    const names = async (name: string) =>
+      ((await rift.call('get_symbol', { name, rev: 'main', include: [] })) as Page).hits.map((h) => h.path);
+    assert.deepEqual(await names('visible_fn'), ['app.py']);
+    assert.deepEqual(await names('planted_top'), []);
+    assert.deepEqual(await names('planted_deep'), []);
+    const found = (await rift.call('search', { query: 'planted', rev: 'main' })) as { results: unknown[] };
+    assert.deepEqual(found.results, []);
+    for (const path of ['.rift/planted.py', 'pkg/.rift/deep.py']) {
+      const atRev = await rift.fail('nodes', { path, position: 0, rev: 'main' });
+      const now = await rift.fail('nodes', { path, position: 0 });
+      assert.equal(atRev.data.code, 'invalid_request', path);
+      assert.equal(atRev.data.message, now.data.message, `${path}: the revision answers as the working tree does`);
+    }
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
+
+test('rule 41: refs are read afresh on every request: a branch that moves (loose, then packed) and a tag made after the first read', async () => {
+  const root = tempWorkspace();
+  const repo = gitFixture(root);
+  repo.commit('one', { 'app.py': 'def version():\n    return 1\n' });
+  const rift = await startRift(root);
+  try {
+    const at = async (rev: string) => {
+      const page = (await rift.call('get_symbol', { name: 'version', rev })) as Page;
+      return { source: page.hits[0]?.source?.text, revision: page.revision };
+    };
+    assert.equal((await at('main')).source, 'def version():\n    return 1');
+    const two = repo.commit('two', { 'app.py': 'def version():\n    return 2\n' });
+    assert.deepEqual(await at('main'), { source: 'def version():\n    return 2', revision: two });
+    repo.git('pack-refs', '--all');
+    const three = repo.commit('three', { 'app.py': 'def version():\n    return 3\n' });
+    repo.git('pack-refs', '--all');
+    assert.deepEqual(await at('main'), { source: 'def version():\n    return 3', revision: three });
+    repo.git('tag', 'late', two);
+    assert.deepEqual(await at('late'), { source: 'def version():\n    return 2', revision: two });
+    // A leading dash is a ref name to look up, never an option.
+    const dash = await rift.fail('get_symbol', { name: 'version', rev: '--all' });
+    assert.equal(dash.data.code, 'resource_not_found');
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});

@@ -144,13 +144,17 @@ export class Agent {
   }
 
   /** Reverts the most recent turn's write/edit changes (A.18); returns the event to show. */
-  undo(): AgentEvent {
+  async undo(): Promise<AgentEvent> {
     if (this.busy) return { event: 'warning', text: 'undo is not available while a turn is running' };
+    // Busy while the files are put back (the tree lock may be held by another process), so no turn starts on half of them.
+    this.busy = true;
     try {
-      const r = this.journal.undo();
+      const r = await this.journal.undo();
       return r ? { event: 'info', text: undoMessage(r) } : { event: 'warning', text: NOTHING_TO_UNDO };
     } catch (e) {
       return { event: 'warning', text: `undo failed: ${(e as Error).message}` };
+    } finally {
+      this.busy = false;
     }
   }
 

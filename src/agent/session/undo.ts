@@ -57,14 +57,14 @@ export class UndoJournal {
    * Restores the most recent turn that changed files and consumes it, so repeated undos walk
    * back. Returns null when nothing is tracked.
    */
-  undo(): UndoResult | null {
+  async undo(): Promise<UndoResult | null> {
     while (this.turns.length > 0) {
       const t = this.turns.pop()!;
       if (t === this.current) this.current = null;
       if (t.prior.size === 0) continue;
       const restored: string[] = [];
       for (const [abs, { file, bytes }] of [...t.prior.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-        file.files.restore(file.path, bytes, FILE_BYTES_MAX);
+        await file.files.restore(file.path, bytes, FILE_BYTES_MAX);
         restored.push(abs);
       }
       return { restored };

@@ -207,7 +207,7 @@ async function applyChange(ctx: ToolContext, kind: 'write' | 'edit', f: ProjectF
     await ctx.editorFiles.write(f.abs, auth.content, ctx.signal);
   } else {
     try {
-      f.files.write(f.path, prior.bytes, bytes);
+      await f.files.write(f.path, prior.bytes, bytes);
     } catch (e) {
       if (e instanceof WriteRefused) throw new ToolError(e.message);
       throw e;

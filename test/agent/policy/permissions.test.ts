@@ -203,10 +203,10 @@ describe('agent permissions: approval through the loop', () => {
     const result = h.agent.messages.find((m) => m.role === 'tool')!.content;
     assert.ok(result.endsWith('\nNOTE: the user accepted only part of your proposal in review — re-read the file to see what was applied.'));
     assert.deepEqual(h.of('edit_diff')[0].diff, ['@@ line 2 @@', '-b', '+B']);
-    const undo = h.agent.undo();
+    const undo = (await h.agent.undo());
     assert.equal(undo.event, 'info');
     assert.equal(readFileSync(file, 'utf8'), prior);
-    assert.deepEqual(h.agent.undo(), { event: 'warning', text: 'nothing to undo (only write/edit tool changes are tracked)' });
+    assert.deepEqual((await h.agent.undo()), { event: 'warning', text: 'nothing to undo (only write/edit tool changes are tracked)' });
   });
 
   it('a denied review tells the model not to retry', async () => {
@@ -226,12 +226,12 @@ describe('agent permissions: approval through the loop', () => {
     server.script(ollamaReply({ toolCalls: [{ name: 'write', arguments: { path: 'new.txt', content: 'n' } }, { name: 'edit', arguments: { path: 'keep.txt', old_string: 'v2', new_string: 'v3' } }] }), ollamaReply({ content: 'ok' }));
     await h.run('more');
     assert.equal(readFileSync(join(h.cwd, 'keep.txt'), 'utf8'), 'v3');
-    const first = h.agent.undo();
+    const first = (await h.agent.undo());
     assert.equal(first.event, 'info');
     assert.match((first as { text: string }).text, /^restored to pre-turn state:\n {2}.*keep\.txt\n {2}.*new\.txt\n\(note: changes made via bash are not tracked\)$/);
     assert.equal(existsSync(join(h.cwd, 'new.txt')), false);
     assert.equal(readFileSync(join(h.cwd, 'keep.txt'), 'utf8'), 'v2');
-    h.agent.undo();
+    await h.agent.undo();
     assert.equal(readFileSync(join(h.cwd, 'keep.txt'), 'utf8'), 'v1');
   });
 });

@@ -139,7 +139,7 @@ describe('agent code tools: replace_symbol and patch', () => {
     const hh = await workspace({ 'src/calc.ts': crlf });
     assert.match(await turn(hh, 'replace_symbol', { symbol: ADD_ID, body: NEW_ADD }), /^applied /);
     assert.notEqual(read(hh, 'src/calc.ts'), crlf);
-    const ev = hh.agent.undo();
+    const ev = (await hh.agent.undo());
     assert.equal(ev.event, 'info');
     assert.ok(readFileSync(join(hh.cwd, 'src/calc.ts')).equals(Buffer.from(crlf)));
   });
@@ -153,7 +153,7 @@ describe('agent code tools: replace_symbol and patch', () => {
     const text = await turn(hh, 'patch', { patch: diff });
     assert.match(text, /^applied chg_[a-z2-7]{26}\n {2}src\/a\.ts modified \+1 -1\n {2}src\/new\.ts created \+1 -0$/);
     assert.equal(read(hh, 'src/new.ts'), 'export const n = 1;\n');
-    const ev = hh.agent.undo();
+    const ev = (await hh.agent.undo());
     assert.equal(ev.event, 'info');
     assert.equal(existsSync(join(hh.cwd, 'src/new.ts')), false);
     assert.equal(read(hh, 'src/a.ts'), 'export const a = 1;\n');

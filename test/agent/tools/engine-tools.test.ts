@@ -75,7 +75,7 @@ describe('agent code tools: rename_symbol and engine diagnostics', () => {
     assert.equal(asks[0].question, `Allow rename_symbol: ${join(cwd, 'src/calc.ts')}, ${join(cwd, 'src/use.ts')}`);
     assert.deepEqual(asks[0].detail, ['rift://symbol/typescript/src/calc.ts/add → sum', 'src/calc.ts', 'src/use.ts']);
     assert.equal(read('src/use.ts'), "import { sum } from './calc';\n\nexport const three = sum(1, 2);\n");
-    assert.equal(hh.agent.undo().event, 'info');
+    assert.equal((await hh.agent.undo()).event, 'info');
     assert.equal(read('src/calc.ts'), FILES['src/calc.ts']);
     assert.equal(read('src/use.ts'), FILES['src/use.ts']);
 
@@ -158,7 +158,7 @@ describe('agent rename_symbol through the workspace server', () => {
     assert.match(applied, /^applied chg_[a-z2-7]{26}\n {2}src\/calc\.ts modified \+1 -1\n {2}src\/use\.ts modified \+2 -2$/);
     assert.equal(asks[1].question, `Allow rename_symbol: ${join(cwd, 'src/calc.ts')}, ${join(cwd, 'src/use.ts')}`);
     assert.equal(read('src/use.ts'), "import { sum } from './calc';\n\nexport const three = sum(1, 2);\n");
-    assert.equal(hh.agent.undo().event, 'info');
+    assert.equal((await hh.agent.undo()).event, 'info');
     assert.equal(read('src/use.ts'), FILES['src/use.ts']);
 
     // A file changed between approval and apply refuses source_unchanged; nothing is written.
