@@ -6,7 +6,8 @@
 //
 // TypeScript: ajv's sources (`node_modules/ajv/lib`, 100+ files) with tsc --noEmit, 50 renames
 // and 20 moves. Python: the standard library's asyncio package copied as `aio/`, checked with
-// the pyright CLI, 30 renames. rift's cases run one after the other on one tree (a case whose
+// the pyright CLI, 30 renames and 20 moves (each also checked by importing every module with
+// python3). rift's cases run one after the other on one tree (a case whose
 // check fails is reverted before the next); each peer case starts from the original tree.
 // --quick: fewer cases; prints without touching the doc. --only=typescript|python: one half.
 // Writes the `## Language engines (bench/engine.ts)` section of docs/benchmarks.md.
@@ -29,6 +30,7 @@ const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.
 const TS_RENAMES = QUICK ? 6 : 50;
 const TS_MOVES = QUICK ? 3 : 20;
 const PY_RENAMES = QUICK ? 4 : 30;
+const PY_MOVES = QUICK ? 3 : 20;
 const require = createRequire(import.meta.url);
 const TSC = join(dirname(require.resolve('typescript/package.json')), 'lib', 'tsc.js');
 const PYRIGHT = join(dirname(require.resolve('pyright/package.json')), 'index.js');
@@ -71,6 +73,15 @@ function tscPasses(dir: string): { ok: boolean; out: string } {
 function pyrightErrors(dir: string): number {
   const r = spawnSync(process.execPath, [PYRIGHT, '--outputjson', '-p', dir], { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return (JSON.parse(r.stdout) as { summary: { errorCount: number } }).summary.errorCount;
+}
+
+/** Imports every module of the tree with python3 (Windows-only modules and `__main__` aside). */
+function importsAll(dir: string): { ok: boolean; out: string } {
+  const modules = listFiles(dir, '.py')
+    .filter((p) => !/(__main__|windows_\w+)\.py$/.test(p))
+    .map((p) => p.slice(0, -3).replace(/\/__init__$/, '').split('/').join('.'));
+  const r = spawnSync('python3', ['-B', '-c', 'import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)', ...modules], { cwd: dir, encoding: 'utf8' });
+  return { ok: r.status === 0, out: r.stderr.trim().split('\n').slice(-1)[0] ?? '' };
 }
 
 function listFiles(dir: string, ext: string): string[] {
@@ -277,8 +288,29 @@ async function pythonRun(): Promise<{ rows: string[]; failures: string[]; files:
       const n = pyrightErrors(dir);
       return { ok: n === baseline, out: `pyright reports ${n} errors, ${baseline} before` };
     };
+    // Modules some other module imports by name (asyncio imports its own modules relatively).
+    const importable = files.filter((p) => !/(__init__|__main__|windows_\w+)\.py$/.test(p));
+    const imported = importable.filter((p) => {
+      const name = basename(p, '.py');
+      const spelled = new RegExp(`^\\s*from \\.${name}\\b|^\\s*from \\. import [^\\n]*\\b${name}\\b`, 'm');
+      return files.some((q) => q !== p && spelled.test(readFileSync(join(dir, q), 'utf8')));
+    });
+    const rnd = seededRandom(0x5e7e);
+    const movePicks: string[] = [];
+    while (movePicks.length < Math.min(PY_MOVES, imported.length)) {
+      const p = imported[Math.floor(rnd() * imported.length)];
+      if (!movePicks.includes(p)) movePicks.push(p);
+    }
+    // Alternately one and two package levels deeper than asyncio's own modules.
+    const moveDest = (p: string, k: number) => `aio/moved/${k % 2 === 0 ? '' : 'deep/'}${basename(p)}`;
+    const moveCheck = (d: string) => () => {
+      const n = pyrightErrors(d);
+      const imports = importsAll(d);
+      return { ok: n === baseline && imports.ok, out: `pyright reports ${n} errors, ${baseline} before; ${imports.ok ? 'every module imports' : imports.out}` };
+    };
     const rift = await connectRift(dir);
     const renames: Outcome[] = [];
+    const moves: Outcome[] = [];
     const failures: string[] = [];
     try {
       await rift.call('get_symbol', { name: 'Future', include: [], limit: 1 });
@@ -287,6 +319,14 @@ async function pythonRun(): Promise<{ rows: string[]; failures: string[]; files:
         renames.push(o);
         if (!o.ok) failures.push(o.detail);
         process.stderr.write(`py rename ${k + 1}/${cases.length} ${o.ok ? 'ok' : 'FAIL'} ${fmtMs(o.ms)}\n`);
+      }
+      const before = importsAll(dir);
+      if (!before.ok) throw new Error(`the modules do not import before the moves: ${before.out}`);
+      for (const [k, p] of movePicks.entries()) {
+        const o = await riftCase(dir, () => rift.call('move_file', { path: p, destination: moveDest(p, k) }), moveCheck(dir), `move ${p}`);
+        moves.push(o);
+        if (!o.ok) failures.push(o.detail);
+        process.stderr.write(`py move ${k + 1}/${movePicks.length} ${o.ok ? 'ok' : 'FAIL'} ${fmtMs(o.ms)}\n`);
       }
     } finally {
       await rift.close();
@@ -297,8 +337,23 @@ async function pythonRun(): Promise<{ rows: string[]; failures: string[]; files:
       resetHard(peerDir);
       return { ok, ms, detail: '' };
     });
+    const peerMoves: Outcome[] = movePicks.map((p, k) => {
+      const dest = moveDest(p, k);
+      const t0 = performance.now();
+      mkdirSync(dirname(join(peerDir, dest)), { recursive: true });
+      renameSync(join(peerDir, p), join(peerDir, dest));
+      const ms = performance.now() - t0;
+      const ok = moveCheck(peerDir)().ok;
+      resetHard(peerDir);
+      return { ok, ms, detail: '' };
+    });
     return {
-      rows: [summary('rift `rename_symbol` (pyright), then pyright: as many errors as before', renames), summary('peer: whole-word replace across the tree, then pyright', peer)],
+      rows: [
+        summary('rift `rename_symbol` (pyright), then pyright: as many errors as before', renames),
+        summary('peer: whole-word replace across the tree, then pyright', peer),
+        summary('rift `move_file` (imports rewritten from the syntax tree), then pyright and `python3 -c "import …"` of every module', moves),
+        summary('peer: `mv` without import updates, then pyright and the imports', peerMoves),
+      ],
       failures,
       files: files.length,
       baseline,
@@ -322,7 +377,7 @@ async function main(): Promise<void> {
   const body = `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} with \`npx tsx bench/engine.ts${QUICK ? ' --quick' : ''}\`: ${cpus().length} cores, Node ${process.version}, rift at \`${rev}\`. Load average (1 min) ${loadavg()[0].toFixed(2)} at the end.
 
 - **TypeScript**: ajv's own sources (\`node_modules/ajv/lib\`, ${ts.files} files, strict \`tsconfig.json\`; \`tsc --noEmit\` passes before any change), served by \`rift mcp\` over stdio with the zero-config typescript-language-server. ${TS_RENAMES} renames of top-level declarations whose name occurs in at least two files (seeded sample), new name \`<name>Renamed\`; then ${TS_MOVES} moves of imported files into \`lib/moved/\`, a different depth, so importers' and the file's own relative imports change.
-- **Python**: the standard library's \`asyncio\` copied as \`aio/\` (${py.files} files), checked with the pyright CLI (${py.baseline} errors before any change, the baseline each case must keep); ${PY_RENAMES} renames, new name \`<name>_renamed\`.
+- **Python**: the standard library's \`asyncio\` copied as \`aio/\` (${py.files} files), checked with the pyright CLI (${py.baseline} errors before any change, the baseline each case must keep); ${PY_RENAMES} renames, new name \`<name>_renamed\`; then ${PY_MOVES} moves of modules another module imports into \`aio/moved/\` and \`aio/moved/deep/\` (namespace packages, one and two levels deeper), where pyright must report as before and \`python3 -c\` must import every module of the tree (the Windows-only ones and \`__main__\` aside). pyright offers no \`willRenameFiles\`; rift rewrites the imports from the syntax tree.
 
 A case passes when rift applies it and the checker afterwards reports as it did before. A call that fails \`temporarily_unavailable\` (an engine still loading) is resent after 2 s, as the contract asks of a client; its latency counts every attempt. rift's cases run one after another on one tree, as an agent's session would (a failed case is reverted); each peer case starts from the original tree. Latency is the \`rename_symbol\` / \`move_file\` call from request to result, which includes the engine's answer, compiling and witnessing the edits, publication, the index refresh, the surviving-occurrence sweep and the engine diagnostics of every written file.
 

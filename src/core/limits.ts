@@ -108,6 +108,8 @@ export const ENGINE_STDERR_BYTES_MAX = 4096;
 export const ENGINE_EDIT_FILES_MAX = 1000;
 /** Surviving occurrences of an old name reported after a rename. */
 export const RENAME_SURVIVORS_MAX = 100;
+/** Python references a move could not rewrite, reported as warnings. */
+export const MOVE_UNREWRITTEN_MAX = 100;
 /** References named by a `no_references` refusal or a forced removal's warning. */
 export const REMOVE_REFERENCES_REPORTED_MAX = 64;
 /** How long a change waits for the tree's cross-process lock before `temporarily_unavailable`. */

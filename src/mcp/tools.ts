@@ -320,7 +320,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: change(true, true),
     description:
       'Move a visible regular file to a new project path (which must not exist and must pass [source]); parent directories are created. ' +
-      'A language engine advertising workspace/willRenameFiles (typescript-language-server) rewrites the imports in the same change; otherwise references are not updated and the result carries rift.move.references_not_updated naming why.',
+      'A language engine advertising workspace/willRenameFiles (typescript-language-server) rewrites the imports in the same change; for Python without such an engine (pyright) rift rewrites the imports of the moved module from the syntax tree in the same change. ' +
+      'Otherwise, and for each Python occurrence it cannot rewrite safely (a string naming the module, __all__), the result carries rift.move.references_not_updated naming the path and why.',
     phase: 'change',
     input: MoveFileInput,
     output: ChangeResult,

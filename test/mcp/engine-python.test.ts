@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChangeResultSeen } from '../helpers/change-result.ts';
@@ -17,16 +18,33 @@ const sym = (path: string, name: string) => `rift://symbol/python/${path}/${name
 const FILES = {
   // Named explicitly: a configured engine is the one used (the zero-config default is the same).
   'rift.toml': '[languages.python]\nlsp = "pyright"\n',
-  'pkg/__init__.py': '',
+  'pkg/__init__.py': 'from .util.strings import shout\n',
   'pkg/shapes.py': '# area is computed here\ndef area(w, h):\n    return w * h\n\n\ndef unused():\n    return 0\n',
   'pkg/report.py': 'from pkg.shapes import area\n\n\ndef report():\n    return "total " + str(area(2, 3))\n',
   'pkg/main.py': 'from pkg import shapes\n\nprint(shapes.area(1, 1))\n',
   'pkg/compat.py': 'try:\n    from json import dumps\nexcept ImportError:\n    def dumps(obj):\n        return str(obj)\n',
   'pkg/typed.py': 'def double(n: int) -> int:\n    return n * 2\n',
   'pkg/util/__init__.py': '',
-  'pkg/util/strings.py': 'def shout(s):\n    return s.upper()\n',
+  // The move group: pkg/util/strings.py is imported every way Python spells it.
+  'pkg/util/helpers.py': 'def exclaim(s):\n    return s + "!"\n',
+  'pkg/util/strings.py': 'from .helpers import exclaim\n\n\ndef shout(s):\n    return exclaim(s.upper())\n',
+  'pkg/util/user.py': 'from . import strings\nfrom .strings import shout as s\n\nNAME = strings.shout("n") + s("m")\n',
   'pkg/cli.py': 'from pkg.util.strings import shout\n\nLOUD = shout("hi")\n',
+  'pkg/banner.py': 'import pkg.util.strings\n\n\ndef banner():\n    return pkg.util.strings.shout("b")\n',
+  'pkg/aliased.py': 'import pkg.util.strings as st\nfrom pkg.util import helpers, strings\n\nBOTH = st.shout("a") + strings.shout(helpers.exclaim("c"))\n',
+  // A src/ layout (src/ holds no __init__.py) with a namespace package (app/core has none either).
+  'src/app/__init__.py': '',
+  'src/app/core/config.py': 'VALUE = 41\n',
+  'src/app/main.py': 'from app.core.config import VALUE\nfrom app.core import config\n\nRESULT = VALUE + config.VALUE\n',
+  // A module named only by a string: rift cannot rewrite it.
+  'pkg/plugins/extra.py': 'X = 1\n',
+  'pkg/loader.py': 'import importlib\n\n\ndef load():\n    return importlib.import_module("pkg.plugins.extra").X\n',
 };
+
+/** What python3 prints running `code` in the workspace, with src/ on the path. */
+function python(root: string, code: string): string {
+  return execFileSync('python3', ['-B', '-c', code], { cwd: root, env: { ...process.env, PYTHONPATH: 'src', PYTHONDONTWRITEBYTECODE: '1' }, encoding: 'utf8' });
+}
 
 describe('language engine: pyright', () => {
   const ws = serveWorkspace({ before, after }, FILES);
@@ -79,20 +97,65 @@ describe('language engine: pyright', () => {
     ]);
   });
 
-  test('move_file without willRenameFiles support moves and says the imports were not updated', async () => {
+  const RUN_PKG = 'import pkg, pkg.cli, pkg.banner, pkg.util.user, pkg.aliased; print(pkg.shout("p"), pkg.cli.LOUD, pkg.banner.banner(), pkg.util.user.NAME, pkg.aliased.BOTH)';
+
+  test('move_file rewrites absolute, from, dotted, relative and package imports of the moved module, and its own relative imports, in one change', async () => {
+    const ran = python(ws.root, RUN_PKG);
+    assert.equal(ran, 'P! HI! B! N!M! A!C!!\n');
     const r = await call('move_file', { path: 'pkg/util/strings.py', destination: 'pkg/text.py' });
-    assert.equal(r.status, 'applied');
-    assert.equal(read('pkg/text.py'), FILES['pkg/util/strings.py']);
-    assert.equal(existsSync(join(ws.root, 'pkg/util/strings.py')), false);
-    assert.equal(read('pkg/cli.py'), FILES['pkg/cli.py'], 'pyright proposes no import updates');
-    assert.deepEqual(r.summary!.warnings, [
-      {
-        kind: 'rift.move.references_not_updated',
-        message: 'pkg/util/strings.py moved to pkg/text.py; references to it were not updated: pyright does not advertise workspace/willRenameFiles',
-        path: 'pkg/util/strings.py',
-        reason: 'pyright does not advertise workspace/willRenameFiles',
-      },
+    assert.equal(r.status, 'applied', JSON.stringify(r));
+    assert.deepEqual(r.summary!.files.map((f) => `${f.path}:${f.change}`), [
+      'pkg/__init__.py:modified',
+      'pkg/aliased.py:modified',
+      'pkg/banner.py:modified',
+      'pkg/cli.py:modified',
+      'pkg/text.py:created',
+      'pkg/util/strings.py:deleted',
+      'pkg/util/user.py:modified',
     ]);
+    assert.equal(existsSync(join(ws.root, 'pkg/util/strings.py')), false);
+    assert.equal(read('pkg/text.py'), 'from .util.helpers import exclaim\n\n\ndef shout(s):\n    return exclaim(s.upper())\n', 'its own relative import is re-based');
+    assert.equal(read('pkg/cli.py'), 'from pkg.text import shout\n\nLOUD = shout("hi")\n');
+    assert.equal(read('pkg/banner.py'), 'import pkg.text\n\n\ndef banner():\n    return pkg.text.shout("b")\n', 'the dotted use follows the import');
+    assert.equal(read('pkg/aliased.py'), 'import pkg.text as st\nfrom pkg.util import helpers\nfrom pkg import text as strings\n\nBOTH = st.shout("a") + strings.shout(helpers.exclaim("c"))\n');
+    assert.equal(read('pkg/__init__.py'), 'from .text import shout\n', 'the package __init__.py import');
+    assert.equal(read('pkg/util/user.py'), 'from .. import text as strings\nfrom ..text import shout as s\n\nNAME = strings.shout("n") + s("m")\n');
+    assert.deepEqual(r.summary!.warnings, []);
+    assert.deepEqual(r.summary!.diagnostics, [], 'pyright resolves every rewritten import');
+    assert.equal(python(ws.root, RUN_PKG), ran, 'the moved module runs from its new place');
+  });
+
+  test('move_file in a src/ layout names modules from src/, through a namespace package', async () => {
+    const run = 'import app.main; print(app.main.RESULT)';
+    assert.equal(python(ws.root, run), '82\n');
+    const r = await call('move_file', { path: 'src/app/core/config.py', destination: 'src/app/config.py' });
+    assert.equal(r.status, 'applied', JSON.stringify(r));
+    assert.deepEqual(r.summary!.files.map((f) => `${f.path}:${f.change}`), ['src/app/config.py:created', 'src/app/core/config.py:deleted', 'src/app/main.py:modified']);
+    assert.equal(read('src/app/main.py'), 'from app.config import VALUE\nfrom app import config\n\nRESULT = VALUE + config.VALUE\n');
+    assert.deepEqual(r.summary!.warnings, []);
+    assert.equal(python(ws.root, run), '82\n');
+  });
+
+  test('a reference rift cannot rewrite stays as it was and is named in a references_not_updated warning', async () => {
+    const r = await call('move_file', { path: 'pkg/plugins/extra.py', destination: 'pkg/extra.py' });
+    assert.equal(r.status, 'applied', JSON.stringify(r));
+    assert.deepEqual(r.summary!.files.map((f) => `${f.path}:${f.change}`), ['pkg/extra.py:created', 'pkg/plugins/extra.py:deleted']);
+    assert.equal(read('pkg/loader.py'), FILES['pkg/loader.py']);
+    const reason = 'pkg/loader.py:5: the string "pkg.plugins.extra" names the module (importlib, __import__, configuration); rift does not rewrite strings';
+    assert.deepEqual(r.summary!.warnings, [
+      { kind: 'rift.move.references_not_updated', message: `pkg/plugins/extra.py moved to pkg/extra.py; a reference was not updated at ${reason}`, path: 'pkg/loader.py', reason },
+    ]);
+  });
+
+  test('a move rift cannot name as a module keeps the engine\'s reason and its own', async () => {
+    const r = await call('move_file', { path: 'pkg/typed.py', destination: 'scripts/typed-tool.py' });
+    assert.equal(r.status, 'applied', JSON.stringify(r));
+    const reason = 'pyright does not advertise workspace/willRenameFiles, and scripts/typed-tool.py names no importable Python module';
+    assert.deepEqual(r.summary!.warnings, [
+      { kind: 'rift.move.references_not_updated', message: `pkg/typed.py moved to scripts/typed-tool.py; references to it were not updated: ${reason}`, path: 'pkg/typed.py', reason },
+    ]);
+    const back = await call('move_file', { path: 'scripts/typed-tool.py', destination: 'pkg/typed.py' });
+    assert.equal(back.status, 'applied', JSON.stringify(back));
   });
 
   test('an applied change carries pyright\'s diagnostics of what it wrote, naming the engine', async () => {
