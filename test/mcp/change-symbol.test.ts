@@ -197,12 +197,16 @@ describe('change tools: declarations', () => {
     }
   });
 
-  test('region and projection are not served yet', async () => {
+  test('region is not served yet; a projection is addressed by its id, and an unknown one is not found', async () => {
     const e = await ws.rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'beacon'), body: 'x', region: 'body' });
     assert.equal(e.data.code, 'capability_unavailable');
     assert.match(e.data.message as string, /capability region-scoped replacement/);
     const p = await ws.rift.fail('patch', { patch: '--- a/x\n+++ b/x\n', projection: 'rift://projection/prj_aaaaaaaaaaaaaaaaaaaaaaaaaa' });
-    assert.equal(p.data.code, 'capability_unavailable');
+    assert.equal(p.data.code, 'invalid_request');
+    assert.match(p.data.message as string, /field projection/);
+    const unknown = await ws.rift.fail('replace_symbol', { symbol: sym('rust', 'src/lib.rs', 'beacon'), body: 'x', projection: 'prj_aaaaaaaaaaaaaaaaaaaaaaaaaa' });
+    assert.equal(unknown.data.code, 'resource_not_found');
+    assert.match(unknown.data.message as string, /projection prj_a{26}/);
   });
 
   test('body from a file, and the 1 MiB bound on resolved bytes', async () => {

@@ -47,19 +47,27 @@ async function resource(rift: RiftMcp, uri: string): Promise<Record<string, unkn
   return JSON.parse((r.contents[0] as { text: string }).text) as Record<string, unknown>;
 }
 
+/** One standalone `rift mcp` over a temporary workspace for a `describe` block; `set` receives both. */
+function serveStandalone(files: Record<string, string>, set: (root: string, rift: RiftMcp) => void): void {
+  let root = '';
+  let rift: RiftMcp | null = null;
+  before(async () => {
+    root = tempWorkspace(files);
+    rift = await startRift(root, {}, { standalone: true });
+    set(root, rift);
+  });
+  after(async () => {
+    await rift?.close();
+    removeWorkspace(root);
+  });
+}
+
 const patchOf = (path: string, from: string, to: string) => `--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-${from}\n+${to}\n`;
 
 describe('projections (F.15)', () => {
   let root: string;
   let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root, {}, { standalone: true });
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
+  serveStandalone(FILES, (r, m) => ((root = r), (rift = m)));
 
   test('rule 157: projection_create materializes a byte-identical tree with a manifest; rift://projection/{id} returns its path and base revision', async () => {
     const p = await create(rift, 'first');
@@ -185,14 +193,7 @@ describe('projections (F.15)', () => {
 describe('projection read dependencies (rules 161, 163, 164) and restore (rule 167)', () => {
   let root: string;
   let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace(FILES);
-    rift = await startRift(root, {}, { standalone: true });
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
+  serveStandalone(FILES, (r, m) => ((root = r), (rift = m)));
 
   test('rules 161, 164: files a projection read returned that the workspace changed come back as dependency conflicts; an exact acceptance passes, a stale one stays', async () => {
     const p = await create(rift);
@@ -269,16 +270,9 @@ describe('projection read dependencies (rules 161, 163, 164) and restore (rule 1
 const BIG = `${['a', 'b', 'c', 'd', 'e'].map((c) => c.repeat(220)).join('/')}/big.py`;
 
 describe('projection read-set bounds (rule 163)', () => {
-  let root: string;
   let rift: RiftMcp;
-  before(async () => {
-    root = tempWorkspace({ ...FILES, 'rift.toml': '[projections]\nmax_dependencies = 2\nmax_dependency_bytes = "1kb"\n', [BIG]: 'def big():\n    return 1\n' });
-    rift = await startRift(root, {}, { standalone: true });
-  });
-  after(async () => {
-    await rift.close();
-    removeWorkspace(root);
-  });
+  const bounded = { ...FILES, 'rift.toml': '[projections]\nmax_dependencies = 2\nmax_dependency_bytes = "1kb"\n', [BIG]: 'def big():\n    return 1\n' };
+  serveStandalone(bounded, (_root, m) => (rift = m));
 
   test('a read that would cross max_projection_dependencies or max_projection_dependency_bytes fails before returning data, and records nothing', async () => {
     const p = await create(rift);
