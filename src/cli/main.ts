@@ -108,7 +108,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   // `rift index --help`, `rift help index`: that command's usage.
   const asked = command === 'help' ? rest[0] : command !== undefined && !command.startsWith('-') && asksHelp(rest) ? command : undefined;
-  const usage = asked === undefined ? null : commandUsage(asked);
+  // `rift swarm --help` and `rift merge --help` print their commands' fuller help themselves.
+  const ownHelp = command === 'swarm' || command === 'merge';
+  const usage = asked === undefined || (ownHelp && command === asked) ? null : commandUsage(asked);
   if (command === 'help' && asked !== undefined && usage === null) {
     process.stderr.write(`rift: unknown command '${asked}'\n\n${HELP}`);
     return 2;
