@@ -103,7 +103,7 @@ function scopedRead<T>(
   run: (read: ReadService, search: SearchService) => Promise<T>,
 ): Promise<T> {
   if (args.projection === undefined) return run(s.read, s.search);
-  if (args.rev !== undefined) throw invalidField('projection', 'cannot be combined with rev: a projection is read as it is now');
+  if (args.rev !== undefined) throw invalidField('rev', 'cannot be combined with projection: a projection is read as it is now');
   return s.projections.read(args.projection, nodesPath, (engine) => run(engine.read, engine.search));
 }
 

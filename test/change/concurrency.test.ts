@@ -23,11 +23,27 @@ type Result = { status: string; reason?: string; preconditions?: Array<{ kind: s
 
 const LIST = 'def anchor():\n    pass\n\n\ndef agent_fn():\n    return 0\n';
 
+/**
+ * One change call as a client should send it: `temporarily_unavailable` with `retry:
+ * same_request` (the tree lock stayed busy for the whole call budget, so nothing was written) is
+ * resent; any other error fails the test.
+ */
+async function send(rift: RiftMcp, name: string, args: Record<string, unknown>): Promise<Result> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await rift.call(name, args)) as Result;
+    } catch (e) {
+      const data = (e as { data?: { code?: string; retry?: string } }).data;
+      if (attempt >= 5 || data?.code !== 'temporarily_unavailable' || data.retry !== 'same_request') throw e;
+    }
+  }
+}
+
 /** Increments `count = N` in counter.txt by a patch against what this client last read; retries a stale read. */
 async function increment(root: string, rift: RiftMcp): Promise<number> {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const n = Number(/count = (\d+)/.exec(readFileSync(join(root, 'counter.txt'), 'utf8'))![1]);
-    const r = (await rift.call('patch', { patch: `--- a/counter.txt\n+++ b/counter.txt\n@@ -1 +1 @@\n-count = ${n}\n+count = ${n + 1}\n` })) as Result;
+    const r = await send(rift, 'patch', { patch: `--- a/counter.txt\n+++ b/counter.txt\n@@ -1 +1 @@\n-count = ${n}\n+count = ${n + 1}\n` });
     if (r.status === 'applied') return attempt;
     assert.equal(r.reason, 'unmet_precondition', JSON.stringify(r));
   }
@@ -37,7 +53,7 @@ async function increment(root: string, rift: RiftMcp): Promise<number> {
 /** Inserts `body` after the anchor; a refusal because the index lagged a moment is retried. */
 async function insert(rift: RiftMcp, body: string): Promise<void> {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const r = (await rift.call('insert_symbol', { anchor: 'rift://symbol/python/list.py/anchor', position: 'after', body })) as Result;
+    const r = await send(rift, 'insert_symbol', { anchor: 'rift://symbol/python/list.py/anchor', position: 'after', body });
     if (r.status === 'applied') return;
     assert.deepEqual(r.preconditions?.map((p) => p.kind), ['source_unchanged'], JSON.stringify(r));
   }

@@ -92,6 +92,23 @@ describe('projections (F.15)', () => {
     assert.equal(gone.data.code, 'resource_not_found');
   });
 
+  test('rule 50: rev together with projection is invalid_request naming rev, on every read tool', async () => {
+    const p = await create(rift);
+    try {
+      for (const [tool, args] of [
+        ['get_symbol', { name: 'x' }],
+        ['search', { query: 'x' }],
+        ['nodes', { path: 'src/app.py', position: 0 }],
+      ] as const) {
+        const e = await rift.fail(tool, { ...args, projection: p.id, rev: 'HEAD' });
+        assert.equal(e.data.code, 'invalid_request', tool);
+        assert.match(String(e.data.message), /field rev, violation cannot be combined with projection/, tool);
+      }
+    } finally {
+      await rift.call('projection_remove', { projection: p.id });
+    }
+  });
+
   test('projection_list pages with page_index and limit; bad ids are invalid_request naming the field', async () => {
     const a = await create(rift);
     const b = await create(rift);
