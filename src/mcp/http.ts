@@ -92,6 +92,9 @@ export class WorkspaceHttpServer {
   private readonly sessions = new Map<string, { transport: StreamableHTTPServerTransport; record: ClientRecord }>();
   private readonly startedAt = Date.now();
   private inflight = 0;
+  /** Set once the server decided to stop: new requests are refused as never taken (503). */
+  private closing = false;
+  private drained: (() => void) | null = null;
 
   private constructor(
     private readonly http: HttpServer,
@@ -142,6 +145,9 @@ export class WorkspaceHttpServer {
       sendJson(res, refused.status, { error: refused.message });
       return;
     }
+    // A stopping server takes nothing new: 503 tells the proxy the request never ran, so it may
+    // send it (a change included) to the next server.
+    if (this.closing) return sendJson(res, 503, { error: 'rift server is stopping; connect to the next one' });
     this.opts.onActivity();
     // A request being answered keeps the server busy; a notification stream (GET) does not.
     if (req.method !== 'GET') {
@@ -149,6 +155,7 @@ export class WorkspaceHttpServer {
       res.once('close', () => {
         this.inflight--;
         this.opts.onActivity();
+        if (this.inflight === 0) this.drained?.();
       });
     }
     const path = (req.url ?? '/').split('?')[0];
@@ -201,7 +208,24 @@ export class WorkspaceHttpServer {
     await transport.handleRequest(req, res, body);
   }
 
+  /**
+   * Stops taking requests (each new one is refused with 503, never run) and resolves once the
+   * requests already taken are answered, or after `timeoutMs`.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.closing = true;
+    if (this.inflight === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.drained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
     for (const { transport } of [...this.sessions.values()]) await transport.close().catch(() => {});
     this.http.closeAllConnections();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));

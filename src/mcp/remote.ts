@@ -84,13 +84,15 @@ function proposalOf(result: ChangeResult): ProposedWrite[] | null {
 /**
  * What a failed call to the workspace server means: `answer` — the server answered with an
  * error (a RiftError, a JSON-RPC error); `undelivered` — no server took the request (the
- * connection was refused, or a new server does not know the session or the token), so it is
- * safe to send again; `lost` — the server took it and stopped before answering.
+ * connection was refused, a new server does not know the session or the token, or a stopping
+ * server refused it with 503), so it is safe to send again; `lost` — the server took it and
+ * stopped before answering.
  */
 export function failureKind(e: unknown): 'answer' | 'undelivered' | 'lost' {
   if (isRiftError(e)) return 'answer';
   if (e instanceof McpError) return e.code === -32000 && e.data === undefined ? 'lost' : 'answer';
-  if (e instanceof StreamableHTTPError) return e.code === 404 || e.code === 401 ? 'undelivered' : 'lost';
+  // 404: a new server that does not know the session; 401: a new token; 503: a server stopping.
+  if (e instanceof StreamableHTTPError) return e.code === 404 || e.code === 401 || e.code === 503 ? 'undelivered' : 'lost';
   const cause = (e as { cause?: { code?: string } })?.cause;
   return cause?.code === 'ECONNREFUSED' ? 'undelivered' : 'lost';
 }

@@ -13,6 +13,8 @@ import type { ToolServices } from './tools.ts';
 /** How often a running server checks its idle clock and that the lock still names it. */
 const HOUSEKEEPING_MS = 5000;
 const POLL_MS = 50;
+/** How long a stopping server waits for the requests it already took to be answered. */
+const DRAIN_MS = 30_000;
 
 export interface RunServerOptions {
   root: string;
@@ -88,10 +90,14 @@ export async function runWorkspaceServer(opts: RunServerOptions): Promise<number
   }
 
   const reason = await stopped;
+  // From here no new request runs here; the lock goes first so the next call starts a new
+  // server, and the requests already taken are answered before the connections close.
+  const draining = http.drain(DRAIN_MS);
   clearInterval(timer);
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
   removeLock(root, lock);
+  await draining;
   await http.close();
   await engine?.close().catch(() => {});
   note(`rift server stopped: ${reason}`);

@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { WorkspaceHttpServer } from '../../src/mcp/http.ts';
+import { failureKind } from '../../src/mcp/remote.ts';
+import type { ToolServices } from '../../src/mcp/tools.ts';
+
+// A stopping workspace server answers what it already took and refuses the rest as never run
+// (503), so the proxy sends a refused request — a change included — to the next server instead
+// of answering "outcome unknown" (the race behind the idle-restart test's rare failure).
+
+const TOKEN = 'test-token';
+
+function initialize(port: number): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
+  });
+}
+
+test('a draining server finishes the request it took and refuses new ones with 503, which the proxy may resend', async () => {
+  let open!: (s: ToolServices) => void;
+  const services = new Promise<ToolServices>((r) => (open = r));
+  const http = await WorkspaceHttpServer.listen({
+    port: 0,
+    token: TOKEN,
+    version: '0.0.0-test',
+    workspace: '/nowhere',
+    services,
+    indexState: () => ({}),
+    onActivity: () => {},
+    onShutdown: () => {},
+  });
+  try {
+    // Taken: it waits for the engine, so it is in flight when the server starts to stop.
+    const taken = initialize(http.port);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(http.busy, true);
+    let drained = false;
+    const draining = http.drain(10_000).then(() => (drained = true));
+
+    const refused = await initialize(http.port);
+    assert.equal(refused.status, 503);
+    assert.match(((await refused.json()) as { error: string }).error, /stopping/);
+    assert.equal(drained, false, 'the request taken before is still being answered');
+
+    open({} as ToolServices);
+    assert.equal((await taken).status, 200, 'the request taken before the stop is answered');
+    await draining;
+    assert.equal(drained, true);
+  } finally {
+    await http.close();
+  }
+  assert.equal(failureKind(new StreamableHTTPError(503, 'Error POSTing to endpoint: stopping')), 'undelivered');
+  assert.equal(failureKind(new StreamableHTTPError(500, 'Error POSTing to endpoint')), 'lost');
+});
