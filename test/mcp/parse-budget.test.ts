@@ -24,9 +24,11 @@ test('a parse past the time budget never holds reads and leaves the file unparse
     writeFileSync(`${root}.slow.py`, SLOW);
     renameSync(`${root}.slow.py`, join(root, 'slow.py'));
     const stale = async () => ((await rift.call('get_symbol', { name: 'alpha' })) as Symbols).warnings.some((w) => w.kind === 'stale_index');
+    // A read answered with stale_index was answered from the index without the slow file while
+    // its parse was due or running: a read held by the parse would have come back after it, fresh.
+    // (How many more reads land before the parse ends depends on the machine; what the parse
+    // leaves behind is checked below.)
     await eventually(stale, 10_000);
-    // Reads keep being answered, each from the index still without the slow file: nothing waits on its parse.
-    for (let i = 0; i < 3; i++) assert.equal(await stale(), true, `read ${i} answered while the parse runs`);
     await eventually(async () => ((await stale()) ? undefined : true), 4 * PARSE_TIME_MAX_MS);
 
     const nodes = await rift.fail('nodes', { path: 'slow.py', position: 0 });
