@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
 import { SANDBOX_PROBE_TIMEOUT_MS } from '../core/limits.ts';
 import { findOnPath } from './programs.ts';
@@ -73,10 +73,30 @@ export interface SandboxLayout {
   cwd: string;
 }
 
+/**
+ * The private /tmp would hide a program that lives there (a server script in a checkout under
+ * /tmp, with its modules beside it): each absolute file path in `argv` under /tmp keeps the
+ * top folder of /tmp it lives in, read-only.
+ */
+function programTrees(argv: readonly string[]): string[] {
+  const trees = new Set<string>();
+  for (const a of argv) {
+    if (!a.startsWith('/tmp/')) continue;
+    const top = a.split('/').slice(0, 3).join('/');
+    try {
+      if (statSync(a).isFile() && top !== a) trees.add(top);
+    } catch {
+      // not a file: an argument, not a program
+    }
+  }
+  return [...trees];
+}
+
 /** `argv` run under the bubblewrap `binary` with `layout`. */
 export function sandboxArgv(binary: string, layout: SandboxLayout, argv: readonly string[]): string[] {
   const writable = layout.writable.filter((p) => existsSync(p));
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  for (const p of programTrees(argv)) args.push('--ro-bind', p, p);
   for (const w of writable) args.push('--bind', w, w);
   for (const p of layout.protected) if (existsSync(p) && writable.some((w) => inside(p, w))) args.push('--ro-bind', p, p);
   if (!layout.network) args.push('--unshare-net');
