@@ -1,7 +1,7 @@
 import type { Location } from 'vscode-languageserver-protocol';
 import { RiftError } from '../core/errors.ts';
 import { REMOVE_REFERENCES_REPORTED_MAX } from '../core/limits.ts';
-import { EngineDeclined, fileUri, uriToPath, type LspClient } from '../engine/client.ts';
+import { EngineDeclined, fileUri, unavailableDetail, uriToPath, type LspClient } from '../engine/client.ts';
 import { LineIndex } from '../engine/position.ts';
 import type { EngineHandle } from '../engine/registry.ts';
 import type { ChangeWarning } from '../protocol/change.ts';
@@ -59,7 +59,7 @@ export async function checkReferences(ctx: ChangeContext, t: RemovalTarget): Pro
   try {
     c = await connect(ctx, found.handle, t.path, t.bytes);
   } catch (e) {
-    return [unchecked(`${found.handle.name} is unavailable: ${(e as Error).message}`)];
+    return [unchecked(`${found.handle.name} is unavailable: ${unavailableDetail(e)}`)];
   }
   if (!c.client.capabilities.referencesProvider) return [unchecked(`${c.handle.name} does not advertise textDocument/references`)];
   await c.client.waitReady(c.handle.readyTimeoutMs);

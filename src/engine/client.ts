@@ -51,6 +51,18 @@ export function engineUnavailable(engine: string, detail: string): RiftError {
   ]);
 }
 
+/**
+ * Why an engine could not serve, without the rendered error around it: the `detail` of an
+ * `engineUnavailable`, the other evidence of a timeout. A failed engine's state and an unchecked
+ * removal's warning quote this; the rendered message's advice to resend does not fit either.
+ */
+export function unavailableDetail(e: unknown): string {
+  if (!(e instanceof RiftError)) return (e as Error).message;
+  const evidence = e.evidence.filter(([k]) => k !== 'engine');
+  if (evidence.length === 0) return e.message;
+  return evidence.map(([k, v]) => (k === 'detail' ? String(v) : `${k} ${String(v)}`)).join(', ');
+}
+
 interface TsserverDiagnostic {
   start: { line: number; offset: number };
   end: { line: number; offset: number };

@@ -17,7 +17,7 @@ import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor, type LanguageEntry, type WorkspaceConfig } from '../config/workspace-config.ts';
 import type { FileChangeEvent, Indexer } from '../index/indexer.ts';
 import type { Diagnostic } from '../protocol/change.ts';
-import { engineUnavailable, FILE_CHANGED, FILE_CREATED, FILE_DELETED, LspClient } from './client.ts';
+import { engineUnavailable, FILE_CHANGED, FILE_CREATED, FILE_DELETED, LspClient, unavailableDetail } from './client.ts';
 import { lspLanguageId, resolveDefinition, type EngineDefinition, type EngineTrust } from './definitions.ts';
 import { LineIndex } from './position.ts';
 
@@ -115,7 +115,7 @@ class Instance {
       return client;
     } catch (e) {
       this.starting = null;
-      if (!this.closing) this.giveUpOrRetry((e as Error).message);
+      if (!this.closing) this.giveUpOrRetry(unavailableDetail(e));
       throw e;
     }
   }

@@ -39,6 +39,9 @@ const FILES = {
   // A module named only by a string: rift cannot rewrite it.
   'pkg/plugins/extra.py': 'X = 1\n',
   'pkg/loader.py': 'import importlib\n\n\ndef load():\n    return importlib.import_module("pkg.plugins.extra").X\n',
+  // remove_node on a declaration with a standing reference.
+  'pkg/counter.py': 'import functools\n\n\n@functools.cache\ndef tally(n):\n    return n + 1\n\n\nLIMIT = 3\n',
+  'pkg/stats.py': 'from pkg.counter import tally\n\nTOTAL = tally(2)\n',
 };
 
 /** What python3 prints running `code` in the workspace, with src/ on the path. */
@@ -94,6 +97,33 @@ describe('language engine: pyright', () => {
     assert.equal(read('pkg/shapes.py'), '# area is computed here\n\n\ndef unused():\n    return 0\n');
     assert.deepEqual(forced.summary!.warnings.map((w) => [w.kind, w.references]), [
       ['rift.remove.references_forced', [{ path: 'pkg/main.py', line: 3 }, { path: 'pkg/report.py', line: 1 }, { path: 'pkg/report.py', line: 5 }]],
+    ]);
+  });
+
+  test('remove_node on a declaration node is checked like remove_symbol: refused while a reference stands, then forced', async () => {
+    const text = read('pkg/counter.py');
+    const nodes = ((await ws.rift.call('nodes', { path: 'pkg/counter.py', position: text.indexOf('tally') })) as { nodes: Array<{ id: string; kind: string }> }).nodes;
+    const node = nodes.find((n) => n.kind === 'function_definition')!.id;
+    const refused = await call('remove_node', { node });
+    assert.deepEqual(refused, {
+      status: 'refused',
+      reason: 'unmet_precondition',
+      preconditions: [
+        { kind: 'no_references', status: 'failed', addresses: [{ kind: 'node', node }], paths: ['pkg/stats.py'], expected: { kind: 'count', value: 0 }, observed: { kind: 'count', value: 2 } },
+      ],
+      diagnostics: [],
+    });
+    assert.equal(read('pkg/counter.py'), text, 'nothing was removed');
+
+    const forced = await call('remove_node', { node, force: true });
+    assert.equal(forced.status, 'applied', JSON.stringify(forced));
+    assert.equal(read('pkg/counter.py'), 'import functools\n\n\nLIMIT = 3\n', 'the definition with its decorator');
+    assert.deepEqual(forced.summary!.warnings, [
+      {
+        kind: 'rift.remove.references_forced',
+        message: 'removed although pyright reports 2 standing references: pkg/stats.py:1, pkg/stats.py:3',
+        references: [{ path: 'pkg/stats.py', line: 1 }, { path: 'pkg/stats.py', line: 3 }],
+      },
     ]);
   });
 

@@ -25,6 +25,8 @@ const FILES = {
   'src/util/strings.ts': "export function shout(s: string): string {\n  return s.toUpperCase();\n}\n",
   'src/cli.ts': "import { shout } from './util/strings';\n\nexport const loud = shout('hi');\n",
   'lib/plain.js': 'export function plain() {\n  return 1;\n}\n',
+  'src/counter.ts': '/** Counts. */\nexport function tally(xs: number[]): number {\n  return xs.length;\n}\n',
+  'src/stats.ts': "import { tally } from './counter';\n\nexport const total = tally([1, 2]);\n",
 };
 
 describe('language engine: typescript-language-server', () => {
@@ -142,6 +144,33 @@ describe('language engine: typescript-language-server', () => {
     const r = await call('remove_symbol', { symbol: sym('src/geometry.ts', 'unused') });
     assert.equal(r.status, 'applied');
     assert.deepEqual(r.summary!.warnings, []);
+  });
+
+  test('remove_node on a declaration node is checked like remove_symbol: refused while a reference stands, then forced', async () => {
+    const text = read('src/counter.ts');
+    const nodes = ((await ws.rift.call('nodes', { path: 'src/counter.ts', position: text.indexOf('tally') })) as { nodes: Array<{ id: string; kind: string }> }).nodes;
+    const node = nodes.find((n) => n.kind === 'function_declaration')!.id;
+    const refused = await call('remove_node', { node });
+    assert.deepEqual(refused, {
+      status: 'refused',
+      reason: 'unmet_precondition',
+      preconditions: [
+        { kind: 'no_references', status: 'failed', addresses: [{ kind: 'node', node }], paths: ['src/stats.ts'], expected: { kind: 'count', value: 0 }, observed: { kind: 'count', value: 2 } },
+      ],
+      diagnostics: [],
+    });
+    assert.equal(read('src/counter.ts'), text, 'nothing was removed');
+
+    const forced = await call('remove_node', { node, force: true });
+    assert.equal(forced.status, 'applied', JSON.stringify(forced));
+    assert.equal(read('src/counter.ts'), '', 'the declaration with its JSDoc and export');
+    assert.deepEqual(forced.summary!.warnings, [
+      {
+        kind: 'rift.remove.references_forced',
+        message: 'removed although typescript-language-server reports 2 standing references: src/stats.ts:1, src/stats.ts:3',
+        references: [{ path: 'src/stats.ts', line: 1 }, { path: 'src/stats.ts', line: 3 }],
+      },
+    ]);
   });
 
   test('move_file lands the engine\'s import rewrites in the same change', async () => {

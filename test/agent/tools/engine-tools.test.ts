@@ -15,8 +15,8 @@ import { eventually, resend } from '../../helpers/workspace.ts';
 import { tempDir, useModelServer, type Harness, type HarnessOptions } from '../../support/agent-harness.ts';
 
 // The agent's rename_symbol tool and the language engine's diagnostics after its edits, through
-// the real ChangeService and the real typescript-language-server, driven by the real agent loop
-// against the scripted model server. One workspace and one engine serve the group.
+// the real ChangeService and the real typescript-language-server and pyright, driven by the real
+// agent loop against the scripted model server. One workspace and one engine serve each group.
 
 const FILES = {
   'tsconfig.json': '{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }\n',
@@ -102,6 +102,86 @@ describe('agent code tools: rename_symbol and engine diagnostics', () => {
     await engine.indexer.refresh(['src/calc.ts', 'src/use.ts']);
     const replaced = await turn(hh, 'replace_symbol', { symbol: 'rift://symbol/typescript/src/calc.ts/add', body: 'export function add(a: number, b: number): number {\n  return `${a}${b}`;\n}' });
     assert.match(replaced, /^applied chg_[a-z2-7]{26}\n {2}src\/calc\.ts modified \+1 -1\nerror src\/calc\.ts:2: Type 'string' is not assignable to type 'number'\. \(typescript-language-server 2322\)$/);
+  });
+});
+
+// The same story against the real pyright: Python's rename edits, pyright's own words when it
+// declines, and its diagnostics after the agent's edits.
+
+const PY_FILES = {
+  'pkg/__init__.py': '',
+  'pkg/calc.py': 'def add(a: int, b: int) -> int:\n    return a + b\n',
+  'pkg/use.py': 'from pkg.calc import add\n\nTHREE = add(1, 2)\n',
+  'pkg/compat.py': 'try:\n    from json import dumps\nexcept ImportError:\n    def dumps(obj):\n        return str(obj)\n',
+  'pkg/free.py': 'N: int = 1\n',
+};
+
+describe('agent code tools: rename_symbol and engine diagnostics (pyright)', () => {
+  const { server, harness } = useModelServer({ assertConsumed: true });
+  let cwd = '';
+  let engine: Engine;
+  before(async () => {
+    cwd = tempDir();
+    for (const [p, c] of Object.entries(PY_FILES)) {
+      mkdirSync(join(cwd, p, '..'), { recursive: true });
+      writeFileSync(join(cwd, p), c);
+    }
+    engine = await Engine.open(cwd, { watch: true });
+    await engine.build();
+  });
+  after(async () => {
+    await engine.close();
+  });
+
+  async function turn(hh: Harness, name: string, args: Record<string, unknown>, fails = false): Promise<string> {
+    server.script(ollamaReply({ toolCalls: [{ name, arguments: args }] }), ollamaReply({ content: 'done' }), ...(fails ? [ollamaReply({ content: 'done' })] : []));
+    const r = await hh.run(`use ${name}`);
+    assert.equal(r.outcome, 'answered');
+    const messages = server.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: string }>;
+    return messages.filter((m) => m.role === 'tool').at(-1)!.content;
+  }
+
+  const read = (p: string) => readFileSync(join(cwd, p), 'utf8');
+
+  it('rename_symbol, a declined rename, and pyright\'s diagnostics after edits', async () => {
+    const asks: AskRequest[] = [];
+    const gate: Gate = { interactive: true, ask: async (req) => (asks.push(req), 'allow') };
+    const hh = harness({ approve: true, gate, cwd, code: { read: engine.read, search: engine.search, change: engine.change, engines: engine.engines } });
+
+    // The ask names every file the engine will change; they change together; undo restores them all.
+    const renamed = await turn(hh, 'rename_symbol', { symbol: 'rift://symbol/python/pkg/calc.py/add', new_name: 'total' });
+    assert.match(renamed, /^applied chg_[a-z2-7]{26}\n {2}pkg\/calc\.py modified \+1 -1\n {2}pkg\/use\.py modified \+2 -2$/);
+    assert.equal(asks[0].question, `Allow rename_symbol: ${join(cwd, 'pkg/calc.py')}, ${join(cwd, 'pkg/use.py')}`);
+    assert.deepEqual(asks[0].detail, ['rift://symbol/python/pkg/calc.py/add → total', 'pkg/calc.py', 'pkg/use.py']);
+    assert.equal(read('pkg/calc.py'), 'def total(a: int, b: int) -> int:\n    return a + b\n');
+    assert.equal(read('pkg/use.py'), 'from pkg.calc import total\n\nTHREE = total(1, 2)\n');
+    assert.equal((await hh.agent.undo()).event, 'info');
+    assert.equal(read('pkg/calc.py'), PY_FILES['pkg/calc.py']);
+    assert.equal(read('pkg/use.py'), PY_FILES['pkg/use.py']);
+
+    // A declined rename is an error carrying what pyright answered and what to do instead.
+    const declined = await turn(hh, 'rename_symbol', { symbol: 'rift://symbol/python/pkg/compat.py/dumps', new_name: 'serialize' }, true);
+    assert.match(declined, /^ERROR: rename_symbol refused \(unmet_precondition\); nothing was written\./);
+    assert.equal(
+      declined.split('\n')[1],
+      '- engine_proposed_edits pkg/compat.py: expected "an edit set renaming dumps to serialize", observed "pyright found nothing it can rename at pkg/compat.py:4:9 (prepareRename answered null)" — the language engine will not make this rename: pick another name or symbol, or edit by hand',
+    );
+    assert.equal(read('pkg/compat.py'), PY_FILES['pkg/compat.py']);
+
+    // After an edit pyright's errors are appended; a clean edit adds nothing.
+    const broken = await turn(hh, 'edit', { path: 'pkg/free.py', old_string: 'int = 1', new_string: 'int = "one"' });
+    assert.equal(
+      broken,
+      `Edited ${join(cwd, 'pkg/free.py')} (1 replacement)\nThe language engine reports:\n  error pkg/free.py:1: Type "Literal['one']" is not assignable to declared type "int" (pyright reportAssignmentType)`,
+    );
+    const fixed = await turn(hh, 'edit', { path: 'pkg/free.py', old_string: 'int = "one"', new_string: 'int = 2' });
+    assert.equal(fixed, `Edited ${join(cwd, 'pkg/free.py')} (1 replacement)`);
+
+    // replace_symbol shows pyright's errors for what it wrote (the index first re-reads the files
+    // the undo restored behind the change service).
+    await engine.indexer.refresh(['pkg/calc.py', 'pkg/use.py']);
+    const replaced = await turn(hh, 'replace_symbol', { symbol: 'rift://symbol/python/pkg/calc.py/add', body: 'def add(a: int, b: int) -> int:\n    return f"{a}{b}"' });
+    assert.match(replaced, /^applied chg_[a-z2-7]{26}\n {2}pkg\/calc\.py modified \+1 -1\nerror pkg\/calc\.py:2: Type "str" is not assignable to return type "int" \(pyright reportReturnType\)$/);
   });
 });
 
