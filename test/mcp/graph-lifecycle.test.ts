@@ -85,7 +85,7 @@ describe('a disabled binding provider', () => {
 describe('the node bound', () => {
   const callees = Array.from({ length: 1100 }, (_, i) => `f${String(i).padStart(4, '0')}`);
   const ws = serveWorkspace({ before, after }, {
-    'hub.ts': `export function hub(): void {\n${callees.map((f) => `  ${f}();`).join('\n')}\n}\n${callees.map((f) => `function ${f}(): void {}`).join('\n')}\n`,
+    'hub.ts': `export function hub(): void {\n${callees.map((f) => `  ${f}();`).join('\n')}\n}\n${callees.map((f) => `function ${f}(): void {${f === 'f0000' ? ' beyond(); ' : ''}}`).join('\n')}\nfunction beyond(): void {}\n`,
   });
 
   test('a walk stopped at 1000 symbols carries traversal_truncated naming how many it visited', async () => {
@@ -102,6 +102,21 @@ describe('the node bound', () => {
     const one = (await ws.rift.call('search', { traversal: { seed: symbolId('typescript', 'hub.ts', 'f0001'), direction: 'incoming' } })) as Hits;
     assert.deepEqual(one.warnings, []);
     assert.deepEqual(one.results.map((h) => h.hit.symbol.id), [seed]);
+  });
+
+  test('a walk toward a symbol beyond the bound answers empty and names how many symbols it visited', async () => {
+    // beyond sits two hops out; the bound stops the walk within the first hop's 1100 callees.
+    const r = (await ws.rift.call('search', {
+      traversal: { seed: symbolId('typescript', 'hub.ts', 'hub'), to: symbolId('typescript', 'hub.ts', 'beyond') },
+    })) as Hits;
+    assert.deepEqual(r.results, []);
+    assert.deepEqual(r.warnings.map((w) => ({ kind: w.kind, visited: w.visited })), [{ kind: 'traversal_truncated', visited: 1000 }]);
+    // Within reach of a less-connected seed, the same target is found and nothing is truncated.
+    const near = (await ws.rift.call('search', {
+      traversal: { seed: symbolId('typescript', 'hub.ts', 'f0000'), to: symbolId('typescript', 'hub.ts', 'beyond') },
+    })) as Hits;
+    assert.deepEqual(near.results.map((h) => [h.hit.symbol.id, h.distance]), [[symbolId('typescript', 'hub.ts', 'beyond'), 1]]);
+    assert.deepEqual(near.warnings, []);
   });
 });
 
