@@ -404,3 +404,77 @@ export const CASES: LanguageCase[] = [
 export function allFiles(): Record<string, string> {
   return Object.assign({}, ...CASES.map((c) => c.files));
 }
+
+/**
+ * A hub in one language: `hub` calls `count` functions declared beside it, and the first of those
+ * calls `beyond`, two hops from `hub`. Generated, so a hub wider than the traversal's node bound
+ * costs no fixture text.
+ */
+export interface Hub {
+  files: Record<string, string>;
+  hub: [path: string, qname: string];
+  callee: (i: number) => [path: string, qname: string];
+  beyond: [path: string, qname: string];
+}
+
+export function hubFixture(language: string, count: number): Hub {
+  const names = Array.from({ length: count }, (_, i) => calleeName(i));
+  const lines = (f: (name: string) => string) => names.map(f).join('\n');
+  const first = names[0];
+  switch (language) {
+    case 'typescript':
+    case 'tsx':
+    case 'javascript': {
+      const path = { typescript: 'hub/hub.ts', tsx: 'hub/hub.tsx', javascript: 'hub/hub.js' }[language];
+      const t = language === 'javascript' ? '' : ': void';
+      const text = [
+        `export function hub()${t} {`,
+        lines((n) => `  ${n}();`),
+        '}',
+        lines((n) => `function ${n}()${t} {${n === first ? ' beyond(); ' : ''}}`),
+        `function beyond()${t} {}`,
+        '',
+      ].join('\n');
+      return plain(path, text);
+    }
+    case 'python': {
+      const text = ['def hub():', lines((n) => `    ${n}()`), '', lines((n) => `def ${n}():\n    ${n === first ? 'beyond()' : 'pass'}\n`), 'def beyond():', '    pass', ''].join('\n');
+      return plain('hub/hub.py', text);
+    }
+    case 'rust': {
+      const text = ['pub fn hub() {', lines((n) => `    ${n}();`), '}', lines((n) => `fn ${n}() {${n === first ? ' beyond(); ' : ''}}`), 'fn beyond() {}', ''].join('\n');
+      return plain('hub/src/lib.rs', text);
+    }
+    case 'go': {
+      const text = ['package hub', '', 'func hub() {', lines((n) => `\t${n}()`), '}', '', lines((n) => `func ${n}() {${n === first ? ' beyond() ' : ''}}`), '', 'func beyond() {}', ''].join('\n');
+      return plain('hub/hub.go', text);
+    }
+    case 'java': {
+      const text = [
+        'package hub;',
+        '',
+        'class Hub {',
+        '    static void hub() {',
+        lines((n) => `        ${n}();`),
+        '    }',
+        lines((n) => `    static void ${n}() {${n === first ? ' beyond(); ' : ''}}`),
+        '    static void beyond() {}',
+        '}',
+        '',
+      ].join('\n');
+      const path = 'hub/Hub.java';
+      return { files: { [path]: text }, hub: [path, 'Hub.hub'], callee: (i) => [path, `Hub.${calleeName(i)}`], beyond: [path, 'Hub.beyond'] };
+    }
+    default:
+      throw new Error(`no hub fixture for ${language}`);
+  }
+}
+
+function calleeName(i: number): string {
+  return `f${String(i).padStart(4, '0')}`;
+}
+
+/** A hub whose declarations all sit at file scope: qualified names are the names. */
+function plain(path: string, text: string): Hub {
+  return { files: { [path]: text }, hub: [path, 'hub'], callee: (i) => [path, calleeName(i)], beyond: [path, 'beyond'] };
+}
