@@ -401,6 +401,125 @@ export const CASES: LanguageCase[] = [
   },
 ];
 
+/**
+ * Per language, a function whose parameter's stated type is a class of another file: a
+ * `references` relationship (and, where an import brings the type in, an `imports` one too).
+ */
+export interface ReferenceCase {
+  language: string;
+  files: Record<string, string>;
+  referrer: [path: string, qname: string];
+  referenced: [path: string, qname: string];
+}
+
+export const REFERENCE_CASES: ReferenceCase[] = [
+  {
+    language: 'typescript',
+    files: {
+      'refs/ts/model.ts': 'export class Model {}\n',
+      'refs/ts/use.ts': "import { Model } from './model';\n\nexport function describe(m: Model): string {\n  return '';\n}\n",
+    },
+    referrer: ['refs/ts/use.ts', 'describe'],
+    referenced: ['refs/ts/model.ts', 'Model'],
+  },
+  {
+    language: 'tsx',
+    files: {
+      'refs/tsx/model.tsx': 'export class Model {}\n',
+      'refs/tsx/use.tsx': "import { Model } from './model';\n\nexport function describe(m: Model): string {\n  return '';\n}\n",
+    },
+    referrer: ['refs/tsx/use.tsx', 'describe'],
+    referenced: ['refs/tsx/model.tsx', 'Model'],
+  },
+  {
+    language: 'javascript',
+    files: {
+      'refs/js/model.js': 'export class Model {}\n',
+      'refs/js/use.js': "import { Model } from './model.js';\n\nexport function describe(m) {\n  return m instanceof Model;\n}\n",
+    },
+    referrer: ['refs/js/use.js', 'describe'],
+    referenced: ['refs/js/model.js', 'Model'],
+  },
+  {
+    language: 'python',
+    files: {
+      'refs/py/model.py': 'class Model:\n    pass\n',
+      'refs/py/use.py': 'from .model import Model\n\n\ndef describe(m: Model) -> str:\n    return ""\n',
+    },
+    referrer: ['refs/py/use.py', 'describe'],
+    referenced: ['refs/py/model.py', 'Model'],
+  },
+  {
+    language: 'rust',
+    files: {
+      'refs/rs/src/model.rs': 'pub struct Model;\n',
+      'refs/rs/src/lib.rs': 'mod model;\nuse crate::model::Model;\n\npub fn describe(m: &Model) -> u32 {\n    0\n}\n',
+    },
+    referrer: ['refs/rs/src/lib.rs', 'describe'],
+    referenced: ['refs/rs/src/model.rs', 'Model'],
+  },
+  {
+    language: 'go',
+    files: {
+      'refs/go/model.go': 'package refs\n\ntype Model struct{}\n',
+      'refs/go/use.go': 'package refs\n\nfunc describe(m *Model) int {\n\treturn 0\n}\n',
+    },
+    referrer: ['refs/go/use.go', 'describe'],
+    referenced: ['refs/go/model.go', 'Model'],
+  },
+  {
+    language: 'java',
+    files: {
+      'refs/java/p/Model.java': 'package p;\n\nclass Model {}\n',
+      'refs/java/p/Use.java': 'package p;\n\nclass Use {\n    static int describe(Model m) {\n        return 0;\n    }\n}\n',
+    },
+    referrer: ['refs/java/p/Use.java', 'Use.describe'],
+    referenced: ['refs/java/p/Model.java', 'Model'],
+  },
+];
+
+/**
+ * Links no binding explains: a method called through a parameter of unknown type whose name one
+ * declaration in the workspace carries, and (Python) a bare name no import binds. Each guessed
+ * name is unique in its language family, which is what makes the guess.
+ */
+export interface HeuristicCase {
+  language: string;
+  files: Record<string, string>;
+  guesser: [path: string, qname: string];
+  guessed: [path: string, qname: string];
+}
+
+export const HEURISTIC_CASES: HeuristicCase[] = [
+  {
+    language: 'typescript',
+    files: {
+      'guess/ts/gadget.ts': 'export class Gadget {\n  recalibrateWidgets(): void {}\n}\n',
+      'guess/ts/use.ts': 'export function tune(x: any): void {\n  x.recalibrateWidgets();\n}\n',
+    },
+    guesser: ['guess/ts/use.ts', 'tune'],
+    guessed: ['guess/ts/gadget.ts', 'Gadget.recalibrateWidgets'],
+  },
+  {
+    language: 'python',
+    files: {
+      'guess/py/gadget.py': 'class Gadget:\n    def recalibrate_widgets(self):\n        pass\n',
+      'guess/py/use.py': 'def tune(x):\n    x.recalibrate_widgets()\n',
+    },
+    guesser: ['guess/py/use.py', 'tune'],
+    guessed: ['guess/py/gadget.py', 'Gadget.recalibrate_widgets'],
+  },
+  {
+    language: 'python',
+    files: {
+      'guess/py/lonely.py': 'def lonely_helper():\n    return 1\n',
+      'guess/py/orphan.py': 'def orphan():\n    return lonely_helper()\n',
+    },
+    guesser: ['guess/py/orphan.py', 'orphan'],
+    guessed: ['guess/py/lonely.py', 'lonely_helper'],
+  },
+];
+
 export function allFiles(): Record<string, string> {
   return Object.assign({}, ...CASES.map((c) => c.files));
 }

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { symbolId } from '../../src/core/ids.ts';
 import { serveWorkspace } from '../helpers/mcp.ts';
-import { CASES, allFiles } from './graph-fixtures.ts';
+import { CASES, HEURISTIC_CASES, REFERENCE_CASES, allFiles } from './graph-fixtures.ts';
 
 // search.traversal over real stdio MCP in all seven languages (reference F.7 rules 73–83):
 // calls across files through imports, methods through typed, field and self receivers and
@@ -19,15 +19,22 @@ type Hit = {
 
 const id = (c: { language: string }, [path, qname]: [string, string]) => symbolId(c.language, path, qname);
 
-// Beside the seven programs: a declaration nothing relates to.
+// Beside the seven programs: a declaration nothing relates to, and two classes sharing a method
+// name, so a call through a receiver of unknown type has no one declaration to guess.
 const ISOLATED: [string, string] = ['iso/lonely.ts', 'lonely'];
 const EXTRA: Record<string, string> = {
   'iso/lonely.ts': 'export function lonely(): number {\n  return 1;\n}\n',
+  'guess/ts/ambiguous.ts': [
+    'export class Dial {\n  sharedKnob(): void {}\n}\n',
+    'export class Slider {\n  sharedKnob(): void {}\n}\n',
+    'export function fiddle(x: any): void {\n  x.sharedKnob();\n}\n',
+  ].join('\n'),
 };
 
 describe('search.traversal in every language', () => {
   const ws = serveWorkspace({ before, after }, {
     ...allFiles(),
+    ...Object.assign({}, ...REFERENCE_CASES.map((r) => r.files), ...HEURISTIC_CASES.map((h) => h.files)),
     ...EXTRA,
   });
 
@@ -113,6 +120,23 @@ describe('search.traversal in every language', () => {
         const ruledOut = await walk({ seed: id(c, c.entry), to: id(c, c.helper), facets: ['extends'] });
         assert.deepEqual(ruledOut.results, []);
         assert.deepEqual(ruledOut.warnings, []);
+      });
+
+      test('a stated parameter type is a references relationship, walked either way and only under its facet', async () => {
+        const rc = REFERENCE_CASES.find((x) => x.language === c.language)!;
+        const [referrer, referenced] = [id(rc, rc.referrer), id(rc, rc.referenced)];
+        const out = await walk({ seed: referrer, facets: ['references'] });
+        assert.deepEqual(ids(out), [referenced]);
+        assert.deepEqual(out.results[0].traversal_path, [
+          { relationship: { from: referrer, kind: 'references', facets: ['references'], to: referenced, derivation: 'resolution' }, direction: 'outgoing' },
+        ]);
+        assert.equal(out.results[0].distance, 1);
+        const incoming = await walk({ seed: referenced, direction: 'incoming', facets: ['references'] });
+        assert.deepEqual(incoming.results.map((h) => [h.hit.symbol.id, h.traversal_path[0].relationship.from, h.traversal_path[0].relationship.to]), [
+          [referrer, referrer, referenced],
+        ]);
+        const calls = await walk({ seed: referrer, facets: ['calls'] });
+        assert.ok(!ids(calls).includes(referenced));
       });
 
       test('extends / implements / embeds link the type to its base', async () => {
@@ -205,6 +229,24 @@ describe('search.traversal in every language', () => {
     assert.match(bad.data.message as string, /field traversal\.seed, violation not a rift symbol address/);
     const badTo = await ws.rift.fail('search', { traversal: { seed: id(ts, ts.find), to: 'rift://symbol/typescript/nope' } });
     assert.match(badTo.data.message as string, /field traversal\.to/);
+  });
+
+  for (const h of HEURISTIC_CASES) {
+    test(`${h.language}: a link no binding explains but one declaration's name fits carries derivation "heuristic" (${h.guesser[1]})`, async () => {
+      const [guesser, guessed] = [id(h, h.guesser), id(h, h.guessed)];
+      const r = await walk({ seed: guesser, facets: ['calls'] });
+      assert.deepEqual(ids(r), [guessed]);
+      assert.deepEqual(r.results[0].traversal_path, [
+        { relationship: { from: guesser, kind: 'calls', facets: ['calls'], to: guessed, derivation: 'heuristic' }, direction: 'outgoing' },
+      ]);
+      const incoming = await walk({ seed: guessed, direction: 'incoming', facets: ['calls'] });
+      assert.deepEqual(incoming.results.map((x) => [x.hit.symbol.id, x.traversal_path[0].relationship.derivation]), [[guesser, 'heuristic']]);
+    });
+  }
+
+  test('a method name two declarations share is no guess: the call links nothing', async () => {
+    const r = await walk({ seed: symbolId('typescript', 'guess/ts/ambiguous.ts', 'fiddle') });
+    assert.deepEqual(r.results, []);
   });
 
   test('go: main calls store.NewStore() across the package import, then Find through the value it returned', async () => {
