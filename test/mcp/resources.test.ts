@@ -37,15 +37,23 @@ const MAP_FILES: Record<string, string> = {
   'a/b/c/d/e.ts': 'export function deep(): number {\n  return hub();\n}\nimport { hub } from "../../../../core/hub";\n',
   'a/b/x.ts': 'import { hub } from "../../core/hub";\nexport function x(): number {\n  return hub();\n}\n',
   'core/hub.ts': 'export function hub(): number {\n  return leaf();\n}\nexport function leaf(): number {\n  return 1;\n}\nexport function third(): number {\n  return hub();\n}\n',
-  'package.json': JSON.stringify({ name: 'tool', bin: { tool: './bin/tool.js', other: 'bin/other.js' } }),
+  'package.json': JSON.stringify({ name: 'tool', bin: { tool: './bin/tool.js', other: 'bin/other.js', cli: 'bin/cli.ts', m: './bin/m.ts' } }),
   'bin/tool.js': "const { run } = require('../lib/run');\nrun();\n",
   'bin/other.js': 'function main() {}\nmain();\n',
+  'bin/cli.ts': "import { start } from '../lib/start';\n\nstart();\n",
+  'bin/m.ts': 'export function main(): void {}\n\nmain();\n',
   'lib/run.js': 'function run() {}\nmodule.exports = { run };\n',
+  'lib/start.ts': 'export function start(): void {}\n',
   'rs/src/main.rs': 'fn main() {}\n\nmod m {\n    fn main() {}\n}\n',
   'gocmd/main.go': 'package main\n\nfunc main() {}\n',
   'py/app.py': 'def main():\n    pass\n\n\nif __name__ == "__main__":\n    main()\n',
   'py/script.py': 'def run():\n    pass\n\n\nif __name__ == "__main__":\n    run()\n',
   'java/App.java': 'public class App {\n    public static void main(String[] args) {}\n}\n',
+  // Not entry points: main outside package main, an instance main, main with no __main__ guard
+  // (called at the top level all the same).
+  'golib/lib.go': 'package lib\n\nfunc main() {}\n',
+  'java/Tool.java': 'public class Tool {\n    public void main(String[] args) {}\n}\n',
+  'py/noguard.py': 'def main():\n    pass\n\n\nmain()\n',
 };
 
 describe('resources', () => {
@@ -84,7 +92,7 @@ describe('resources', () => {
     assert.equal(map.revision, expected);
     assert.deepEqual(map.pagination, { page_index: 0, total_pages: 1 });
     assert.deepEqual(map.languages.map((l) => l.language), ['go', 'java', 'javascript', 'python', 'rust', 'typescript']);
-    assert.deepEqual(map.languages.find((l) => l.language === 'typescript'), { language: 'typescript', files: 3, symbols: 5 });
+    assert.deepEqual(map.languages.find((l) => l.language === 'typescript'), { language: 'typescript', files: 6, symbols: 7 });
     assert.deepEqual(map.languages.find((l) => l.language === 'rust'), { language: 'rust', files: 1, symbols: 3 });
 
     const a = map.modules.find((m) => m.path === 'a');
@@ -95,12 +103,13 @@ describe('resources', () => {
       symbols: 2,
       children: [{ path: 'a/b', files: 2, symbols: 2, children: [{ path: 'a/b/c', files: 1, symbols: 1 }] }],
     });
-    assert.deepEqual(map.modules.map((m) => m.path), ['a', 'bin', 'core', 'docs', 'gocmd', 'java', 'lib', 'py', 'rs']);
+    assert.deepEqual(map.modules.map((m) => m.path), ['a', 'bin', 'core', 'docs', 'gocmd', 'golib', 'java', 'lib', 'py', 'rs']);
 
     assert.deepEqual(map.hubs[0], { symbol: symbolId('typescript', 'core/hub.ts', 'hub'), kind: 'function', references: 3 });
     const counts = map.hubs.map((h) => h.references);
     assert.deepEqual(counts, [...counts].sort((x, y) => y - x));
 
+    // package.json bin names JavaScript and TypeScript files alike: their main, else what their top level calls.
     assert.deepEqual(map.entry_points, [
       symbolId('go', 'gocmd/main.go', 'main'),
       symbolId('java', 'java/App.java', 'App.main'),
@@ -109,6 +118,8 @@ describe('resources', () => {
       symbolId('python', 'py/app.py', 'main'),
       symbolId('python', 'py/script.py', 'run'),
       symbolId('rust', 'rs/src/main.rs', 'main'),
+      symbolId('typescript', 'bin/m.ts', 'main'),
+      symbolId('typescript', 'lib/start.ts', 'start'),
     ]);
     assert.deepEqual(map.docs, ['README.md', 'docs/deep/notes.mdx', 'docs/guide.md']);
   });
