@@ -154,6 +154,65 @@ describe('resources', () => {
   });
 });
 
+// One standalone server (its own log records) over a workspace whose hubs and entry points only
+// the binding provider can supply: reference counts, and what a bin script's top level and a
+// Python __main__ guard call (no symbol here carries the entrypoint facet). The tests run in order.
+describe('rift://map and the binding provider', () => {
+  const settings = (binding: boolean) => `[providers.binding]\nenabled = ${binding}\n\n[logs]\ncapture = "debug"\npage_records = 1000\n`;
+  const files: Record<string, string> = {
+    'rift.toml': settings(false),
+    'core/hub.ts': 'export function hub(): number {\n  return 1;\n}\n',
+    'a.ts': "import { hub } from './core/hub';\n\nexport function a(): number {\n  return hub();\n}\n",
+    'b.ts': "import { hub } from './core/hub';\n\nexport function b(): number {\n  return hub();\n}\n",
+    'package.json': JSON.stringify({ name: 'tool', bin: './bin/tool.js' }),
+    'bin/tool.js': "const { run } = require('../lib/run');\nrun();\n",
+    'lib/run.js': 'function run() {}\nmodule.exports = { run };\n',
+    'py/app.py': 'def serve():\n    pass\n\n\nif __name__ == "__main__":\n    serve()\n',
+  };
+  type MapShape = { revision: string; hubs: Array<{ symbol: string; references: number }>; entry_points: string[] };
+  type Logs = { records: Array<{ message: string; operation: string; fields: Record<string, unknown> }> };
+  const state = {} as { root: string; rift: RiftMcp };
+  before(async () => {
+    state.root = tempWorkspace(files);
+    state.rift = await startRift(state.root, {}, { standalone: true });
+  });
+  after(async () => {
+    await state.rift.close();
+    removeWorkspace(state.root);
+  });
+
+  test('with no provider supplying the facts, hubs and entry_points are both empty; enabled, they fill', async () => {
+    const disabled = (await read(state.rift, 'rift://map')) as MapShape;
+    assert.deepEqual(disabled.hubs, []);
+    assert.deepEqual(disabled.entry_points, []);
+
+    // The same tree with the provider enabled has both: the emptiness was the provider's.
+    writeFileSync(join(state.root, 'rift.toml'), settings(true));
+    const enabled = await eventually(async () => {
+      const m = (await read(state.rift, 'rift://map')) as MapShape;
+      return m.hubs.length > 0 ? m : undefined;
+    }, 60_000);
+    assert.deepEqual(enabled.hubs[0], { symbol: symbolId('typescript', 'core/hub.ts', 'hub'), kind: 'function', references: 2 });
+    assert.deepEqual(enabled.entry_points, [symbolId('javascript', 'lib/run.js', 'run'), symbolId('python', 'py/app.py', 'serve')]);
+  });
+
+  test('rift://map is computed once per publication: reads after the first are served from the cache', async () => {
+    const reads = 5;
+    const computed = (logs: Logs) => logs.records.filter((r) => r.operation === 'map.compute');
+    const map = (await read(state.rift, 'rift://map')) as MapShape;
+    for (let i = 1; i < reads; i++) assert.deepEqual(await read(state.rift, 'rift://map'), map);
+    // The capture writes records in order: once a later marker call is in the log, these reads are too.
+    await state.rift.call('get_symbol', { name: 'hub', include: [] });
+    const logs = await eventually(async () => {
+      const l = (await read(state.rift, 'rift://logs')) as Logs;
+      return l.records.some((r) => r.message === 'tool answered' && r.fields.tool === 'get_symbol') ? l : undefined;
+    }, 30_000);
+    const generations = computed(logs).map((r) => r.fields.generation as number);
+    assert.ok(computed(logs).some((r) => r.fields.revision === map.revision), 'the map read was computed and recorded');
+    assert.equal(new Set(generations).size, generations.length, `one computation per publication, not per read: generations ${generations.join(', ')}`);
+  });
+});
+
 describe('rift://workspace', () => {
   const toml = [
     '[languages.typescript]',
