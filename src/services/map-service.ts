@@ -46,8 +46,12 @@ export class MapService {
   current(): MapResource {
     const generation = this.indexer.snapshot.generation;
     if (this.cached?.generation === generation) return this.cached.map;
+    const started = performance.now();
     const map = this.compute();
     this.cached = { generation, map };
+    // One record per publication (rift://logs at debug): what computing the map costs, and a way
+    // to see that reads are served from the cache.
+    log('debug', 'map.compute', 'map computed', { revision: map.revision, generation, elapsed_ms: Math.round(performance.now() - started) });
     return map;
   }
 

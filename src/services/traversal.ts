@@ -100,7 +100,7 @@ export function walkTraversal(indexer: Indexer, config: WorkspaceConfig, t: Chec
         {
           kind: 'traversal_truncated',
           message: `the walk stopped at its bound of ${TRAVERSAL_NODES_MAX} symbols; symbols beyond it are missing — narrow facets, lower depth, or start from a less-connected seed`,
-          visited: walk.reached.length,
+          visited: walk.visited,
         },
       ]
     : [];

@@ -401,6 +401,199 @@ export const CASES: LanguageCase[] = [
   },
 ];
 
+/**
+ * Per language, a function whose parameter's stated type is a class of another file: a
+ * `references` relationship (and, where an import brings the type in, an `imports` one too).
+ */
+export interface ReferenceCase {
+  language: string;
+  files: Record<string, string>;
+  referrer: [path: string, qname: string];
+  referenced: [path: string, qname: string];
+}
+
+export const REFERENCE_CASES: ReferenceCase[] = [
+  {
+    language: 'typescript',
+    files: {
+      'refs/ts/model.ts': 'export class Model {}\n',
+      'refs/ts/use.ts': "import { Model } from './model';\n\nexport function describe(m: Model): string {\n  return '';\n}\n",
+    },
+    referrer: ['refs/ts/use.ts', 'describe'],
+    referenced: ['refs/ts/model.ts', 'Model'],
+  },
+  {
+    language: 'tsx',
+    files: {
+      'refs/tsx/model.tsx': 'export class Model {}\n',
+      'refs/tsx/use.tsx': "import { Model } from './model';\n\nexport function describe(m: Model): string {\n  return '';\n}\n",
+    },
+    referrer: ['refs/tsx/use.tsx', 'describe'],
+    referenced: ['refs/tsx/model.tsx', 'Model'],
+  },
+  {
+    language: 'javascript',
+    files: {
+      'refs/js/model.js': 'export class Model {}\n',
+      'refs/js/use.js': "import { Model } from './model.js';\n\nexport function describe(m) {\n  return m instanceof Model;\n}\n",
+    },
+    referrer: ['refs/js/use.js', 'describe'],
+    referenced: ['refs/js/model.js', 'Model'],
+  },
+  {
+    language: 'python',
+    files: {
+      'refs/py/model.py': 'class Model:\n    pass\n',
+      'refs/py/use.py': 'from .model import Model\n\n\ndef describe(m: Model) -> str:\n    return ""\n',
+    },
+    referrer: ['refs/py/use.py', 'describe'],
+    referenced: ['refs/py/model.py', 'Model'],
+  },
+  {
+    language: 'rust',
+    files: {
+      'refs/rs/src/model.rs': 'pub struct Model;\n',
+      'refs/rs/src/lib.rs': 'mod model;\nuse crate::model::Model;\n\npub fn describe(m: &Model) -> u32 {\n    0\n}\n',
+    },
+    referrer: ['refs/rs/src/lib.rs', 'describe'],
+    referenced: ['refs/rs/src/model.rs', 'Model'],
+  },
+  {
+    language: 'go',
+    files: {
+      'refs/go/model.go': 'package refs\n\ntype Model struct{}\n',
+      'refs/go/use.go': 'package refs\n\nfunc describe(m *Model) int {\n\treturn 0\n}\n',
+    },
+    referrer: ['refs/go/use.go', 'describe'],
+    referenced: ['refs/go/model.go', 'Model'],
+  },
+  {
+    language: 'java',
+    files: {
+      'refs/java/p/Model.java': 'package p;\n\nclass Model {}\n',
+      'refs/java/p/Use.java': 'package p;\n\nclass Use {\n    static int describe(Model m) {\n        return 0;\n    }\n}\n',
+    },
+    referrer: ['refs/java/p/Use.java', 'Use.describe'],
+    referenced: ['refs/java/p/Model.java', 'Model'],
+  },
+];
+
+/**
+ * Links no binding explains: a method called through a parameter of unknown type whose name one
+ * declaration in the workspace carries, and (Python) a bare name no import binds. Each guessed
+ * name is unique in its language family, which is what makes the guess.
+ */
+export interface HeuristicCase {
+  language: string;
+  files: Record<string, string>;
+  guesser: [path: string, qname: string];
+  guessed: [path: string, qname: string];
+}
+
+export const HEURISTIC_CASES: HeuristicCase[] = [
+  {
+    language: 'typescript',
+    files: {
+      'guess/ts/gadget.ts': 'export class Gadget {\n  recalibrateWidgets(): void {}\n}\n',
+      'guess/ts/use.ts': 'export function tune(x: any): void {\n  x.recalibrateWidgets();\n}\n',
+    },
+    guesser: ['guess/ts/use.ts', 'tune'],
+    guessed: ['guess/ts/gadget.ts', 'Gadget.recalibrateWidgets'],
+  },
+  {
+    language: 'python',
+    files: {
+      'guess/py/gadget.py': 'class Gadget:\n    def recalibrate_widgets(self):\n        pass\n',
+      'guess/py/use.py': 'def tune(x):\n    x.recalibrate_widgets()\n',
+    },
+    guesser: ['guess/py/use.py', 'tune'],
+    guessed: ['guess/py/gadget.py', 'Gadget.recalibrate_widgets'],
+  },
+  {
+    language: 'python',
+    files: {
+      'guess/py/lonely.py': 'def lonely_helper():\n    return 1\n',
+      'guess/py/orphan.py': 'def orphan():\n    return lonely_helper()\n',
+    },
+    guesser: ['guess/py/orphan.py', 'orphan'],
+    guessed: ['guess/py/lonely.py', 'lonely_helper'],
+  },
+];
+
 export function allFiles(): Record<string, string> {
   return Object.assign({}, ...CASES.map((c) => c.files));
+}
+
+/**
+ * A hub in one language: `hub` calls `count` functions declared beside it, and the first of those
+ * calls `beyond`, two hops from `hub`. Generated, so a hub wider than the traversal's node bound
+ * costs no fixture text.
+ */
+export interface Hub {
+  files: Record<string, string>;
+  hub: [path: string, qname: string];
+  callee: (i: number) => [path: string, qname: string];
+  beyond: [path: string, qname: string];
+}
+
+export function hubFixture(language: string, count: number): Hub {
+  const names = Array.from({ length: count }, (_, i) => calleeName(i));
+  const lines = (f: (name: string) => string) => names.map(f).join('\n');
+  const first = names[0];
+  switch (language) {
+    case 'typescript':
+    case 'tsx':
+    case 'javascript': {
+      const path = { typescript: 'hub/hub.ts', tsx: 'hub/hub.tsx', javascript: 'hub/hub.js' }[language];
+      const t = language === 'javascript' ? '' : ': void';
+      const text = [
+        `export function hub()${t} {`,
+        lines((n) => `  ${n}();`),
+        '}',
+        lines((n) => `function ${n}()${t} {${n === first ? ' beyond(); ' : ''}}`),
+        `function beyond()${t} {}`,
+        '',
+      ].join('\n');
+      return plain(path, text);
+    }
+    case 'python': {
+      const text = ['def hub():', lines((n) => `    ${n}()`), '', lines((n) => `def ${n}():\n    ${n === first ? 'beyond()' : 'pass'}\n`), 'def beyond():', '    pass', ''].join('\n');
+      return plain('hub/hub.py', text);
+    }
+    case 'rust': {
+      const text = ['pub fn hub() {', lines((n) => `    ${n}();`), '}', lines((n) => `fn ${n}() {${n === first ? ' beyond(); ' : ''}}`), 'fn beyond() {}', ''].join('\n');
+      return plain('hub/src/lib.rs', text);
+    }
+    case 'go': {
+      const text = ['package hub', '', 'func hub() {', lines((n) => `\t${n}()`), '}', '', lines((n) => `func ${n}() {${n === first ? ' beyond() ' : ''}}`), '', 'func beyond() {}', ''].join('\n');
+      return plain('hub/hub.go', text);
+    }
+    case 'java': {
+      const text = [
+        'package hub;',
+        '',
+        'class Hub {',
+        '    static void hub() {',
+        lines((n) => `        ${n}();`),
+        '    }',
+        lines((n) => `    static void ${n}() {${n === first ? ' beyond(); ' : ''}}`),
+        '    static void beyond() {}',
+        '}',
+        '',
+      ].join('\n');
+      const path = 'hub/Hub.java';
+      return { files: { [path]: text }, hub: [path, 'Hub.hub'], callee: (i) => [path, `Hub.${calleeName(i)}`], beyond: [path, 'Hub.beyond'] };
+    }
+    default:
+      throw new Error(`no hub fixture for ${language}`);
+  }
+}
+
+function calleeName(i: number): string {
+  return `f${String(i).padStart(4, '0')}`;
+}
+
+/** A hub whose declarations all sit at file scope: qualified names are the names. */
+function plain(path: string, text: string): Hub {
+  return { files: { [path]: text }, hub: [path, 'hub'], callee: (i) => [path, calleeName(i)], beyond: [path, 'beyond'] };
 }

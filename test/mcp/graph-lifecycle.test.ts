@@ -2,12 +2,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { digest8 } from '../../src/core/digest.ts';
 import { symbolId } from '../../src/core/ids.ts';
-import { serveWorkspace, startRift } from '../helpers/mcp.ts';
+import { serveWorkspace, startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { CASES, hubFixture } from './graph-fixtures.ts';
 
 // The graph over time (reference F.7 rules 81–83): a disabled binding provider with and without
-// relationship data from an earlier build, the node bound, and edges following edits.
+// relationship data from an earlier build, the node bound (in all seven languages), and edges
+// following edits.
 
 type Hits = { results: Array<{ hit: { symbol: { id: string } }; distance: number }>; warnings: Array<Record<string, unknown>> };
 
@@ -20,47 +23,24 @@ const FILES = {
   'src/b.ts': 'export function b(): number {\n  return 1;\n}\n',
 };
 
-describe('a disabled binding provider', () => {
-  test('without relationship data from an earlier build, traversal refuses capability_unavailable', async () => {
-    const root = tempWorkspace({ ...FILES, 'rift.toml': DISABLED });
-    const rift = await startRift(root);
-    try {
-      const e = await rift.fail('search', { traversal: { seed: A('a') } });
-      assert.equal(e.code, -32000);
-      assert.deepEqual(e.data, {
-        code: 'capability_unavailable',
-        message:
-          'no configured provider serves this request: capability relationship traversal (providers.binding disabled); adjust the request to a served capability, or configure a provider that serves it',
-        retry: 'operator_action',
-        phase: 'read',
-        diagnostics: [],
-        causes: [],
-      });
-      // Lexical search still answers.
-      const r = (await rift.call('search', { query: 'a' })) as Hits;
-      assert.ok(r.results.length > 0);
-    } finally {
-      await rift.close();
-      removeWorkspace(root);
-    }
-  });
+/** Waits until the server has accepted these rift.toml bytes (rift://workspace names their digest). */
+async function configured(rift: RiftMcp, toml: string): Promise<void> {
+  await eventually(async () => {
+    const r = await rift.client.readResource({ uri: 'rift://workspace' });
+    const text = (r.contents[0] as { text: string }).text;
+    return (JSON.parse(text) as { configuration_revision: string }).configuration_revision === digest8(toml) || undefined;
+  }, 30_000);
+}
 
-  test('with data from an earlier build, traversal answers from it, across a restart, and edits wait for re-enabling', async () => {
-    // Standalone: a restart must restart the engine, not reconnect to a shared server.
+describe('a disabled binding provider', () => {
+  test('with data from an earlier build, edits wait for re-enabling', async () => {
     const root = tempWorkspace(FILES);
-    let rift = await startRift(root, {}, { standalone: true });
+    const rift = await startRift(root);
     try {
       const before = (await rift.call('search', { traversal: { seed: A('a') } })) as Hits;
       assert.ok(before.results.some((h) => h.hit.symbol.id === B('b')));
-
       writeFileSync(join(root, 'rift.toml'), DISABLED);
-      const kept = (await rift.call('search', { traversal: { seed: A('a') } })) as Hits;
-      assert.deepEqual(kept.results, before.results);
-
-      await rift.close();
-      rift = await startRift(root, {}, { standalone: true });
-      const restarted = (await rift.call('search', { traversal: { seed: A('a') } })) as Hits;
-      assert.deepEqual(restarted.results, before.results);
+      await configured(rift, DISABLED);
 
       // While disabled the graph is left as it was: a new call is not linked yet.
       writeFileSync(join(root, 'src/b.ts'), 'export function b(): number {\n  return c();\n}\n\nexport function c(): number {\n  return 2;\n}\n');
@@ -82,27 +62,99 @@ describe('a disabled binding provider', () => {
   });
 });
 
-describe('the node bound', () => {
-  const callees = Array.from({ length: 1100 }, (_, i) => `f${String(i).padStart(4, '0')}`);
-  const ws = serveWorkspace({ before, after }, {
-    'hub.ts': `export function hub(): void {\n${callees.map((f) => `  ${f}();`).join('\n')}\n}\n${callees.map((f) => `function ${f}(): void {}`).join('\n')}\n`,
-  });
+// Per language, one standalone server (a restart must restart the engine, not reconnect to a
+// shared server) takes the workspace through the provider's life: disabled before any graph
+// exists, enabled over a hub wider than the node bound, disabled again, restarted. The tests of
+// one language run in order and share that server.
+describe('the binding provider over time, in every language', () => {
+  const BOUND = 1000;
+  const ENABLED = '[providers.binding]\nenabled = true\n';
 
-  test('a walk stopped at 1000 symbols carries traversal_truncated naming how many it visited', async () => {
-    const seed = symbolId('typescript', 'hub.ts', 'hub');
-    const r = (await ws.rift.call('search', { traversal: { seed }, limit: 1000 })) as Hits & { pagination: { total_pages: number } };
-    assert.equal(r.results.length, 1000);
-    assert.equal(r.pagination.total_pages, 1);
-    assert.deepEqual(
-      r.warnings.map((w) => ({ kind: w.kind, visited: w.visited })),
-      [{ kind: 'traversal_truncated', visited: 1000 }],
-    );
-    assert.match(String(r.warnings[0].message), /narrow facets, lower depth/);
-    // A walk that fits carries no warning.
-    const one = (await ws.rift.call('search', { traversal: { seed: symbolId('typescript', 'hub.ts', 'f0001'), direction: 'incoming' } })) as Hits;
-    assert.deepEqual(one.warnings, []);
-    assert.deepEqual(one.results.map((h) => h.hit.symbol.id), [seed]);
-  });
+  for (const c of CASES) {
+    describe(c.language, () => {
+      const hub = hubFixture(c.language, BOUND + 100);
+      const id = ([path, qname]: [string, string]) => symbolId(c.language, path, qname);
+      const state = {} as { root: string; rift: RiftMcp };
+      before(async () => {
+        state.root = tempWorkspace({ ...c.files, ...hub.files, 'rift.toml': DISABLED });
+        state.rift = await startRift(state.root, {}, { standalone: true });
+      });
+      after(async () => {
+        await state.rift.close();
+        removeWorkspace(state.root);
+      });
+      const walk = async (traversal: Record<string, unknown>) =>
+        (await state.rift.call('search', { traversal, limit: BOUND })) as Hits & { pagination: { total_pages: number } };
+      const ids = (r: Hits) => r.results.map((h) => h.hit.symbol.id);
+      const truncation = (r: Hits) => r.warnings.map((w) => ({ kind: w.kind, visited: w.visited }));
+      // The walks compared before and after the provider is disabled again.
+      const probes = () => [
+        { seed: id(hub.hub) },
+        { seed: id(hub.hub), to: id(hub.beyond) },
+        { seed: id(c.entry), depth: 3 },
+        { seed: id(c.helper), direction: 'incoming', depth: 3 },
+      ];
+      let answered: Hits[] = [];
+
+      test('disabled before any graph was built: traversal refuses capability_unavailable; lexical reads answer', async () => {
+        const e = await state.rift.fail('search', { traversal: { seed: id(hub.hub) } });
+        assert.equal(e.code, -32000);
+        assert.deepEqual(e.data, {
+          code: 'capability_unavailable',
+          message:
+            'no configured provider serves this request: capability relationship traversal (providers.binding disabled); adjust the request to a served capability, or configure a provider that serves it',
+          retry: 'operator_action',
+          phase: 'read',
+          diagnostics: [],
+          causes: [],
+        });
+        const lexical = (await state.rift.call('search', { query: 'beyond', target: 'symbol' })) as Hits;
+        assert.ok(ids(lexical).includes(id(hub.beyond)), ids(lexical).join(', '));
+      });
+
+      test('enabled: a walk stopped at the node bound carries traversal_truncated naming how many it visited', async () => {
+        writeFileSync(join(state.root, 'rift.toml'), ENABLED);
+        const r = await eventually(async () => {
+          const h = await walk({ seed: id(hub.hub) });
+          return h.results.length > 0 ? h : undefined;
+        }, 120_000);
+        assert.equal(r.results.length, BOUND);
+        assert.equal(r.pagination.total_pages, 1);
+        assert.ok(r.results.every((h) => h.distance === 1));
+        assert.deepEqual(truncation(r), [{ kind: 'traversal_truncated', visited: BOUND }]);
+        assert.match(String(r.warnings[0].message), /narrow facets, lower depth/);
+        // A walk that fits carries no warning.
+        const one = await walk({ seed: id(hub.callee(1)), direction: 'incoming', facets: ['calls'] });
+        assert.deepEqual(one.warnings, []);
+        assert.deepEqual(ids(one), [id(hub.hub)]);
+      });
+
+      test('a walk toward a symbol beyond the bound answers empty and names how many symbols it visited', async () => {
+        const r = await walk({ seed: id(hub.hub), to: id(hub.beyond) });
+        assert.deepEqual(r.results, []);
+        assert.deepEqual(truncation(r), [{ kind: 'traversal_truncated', visited: BOUND }]);
+        const near = await walk({ seed: id(hub.callee(0)), to: id(hub.beyond) });
+        assert.deepEqual(near.results.map((h) => [h.hit.symbol.id, h.distance]), [[id(hub.beyond), 1]]);
+        assert.deepEqual(near.warnings, []);
+      });
+
+      test('disabled again: the data kept answers every walk as before, and again after a restart', async () => {
+        answered = [];
+        for (const t of probes()) answered.push(await walk(t));
+        assert.ok(answered[2].results.length > 0, `${c.language}: the entry reaches something`);
+        assert.ok(answered[3].results.length > 0, `${c.language}: the helper is called`);
+
+        writeFileSync(join(state.root, 'rift.toml'), DISABLED);
+        await configured(state.rift, DISABLED);
+        for (const [i, t] of probes().entries()) assert.deepEqual(await walk(t), answered[i], JSON.stringify(t));
+
+        await state.rift.close();
+        state.rift = await startRift(state.root, {}, { standalone: true });
+        await configured(state.rift, DISABLED);
+        for (const [i, t] of probes().entries()) assert.deepEqual(await walk(t), answered[i], JSON.stringify(t));
+      });
+    });
+  }
 });
 
 describe('edges follow edits', () => {

@@ -37,15 +37,23 @@ const MAP_FILES: Record<string, string> = {
   'a/b/c/d/e.ts': 'export function deep(): number {\n  return hub();\n}\nimport { hub } from "../../../../core/hub";\n',
   'a/b/x.ts': 'import { hub } from "../../core/hub";\nexport function x(): number {\n  return hub();\n}\n',
   'core/hub.ts': 'export function hub(): number {\n  return leaf();\n}\nexport function leaf(): number {\n  return 1;\n}\nexport function third(): number {\n  return hub();\n}\n',
-  'package.json': JSON.stringify({ name: 'tool', bin: { tool: './bin/tool.js', other: 'bin/other.js' } }),
+  'package.json': JSON.stringify({ name: 'tool', bin: { tool: './bin/tool.js', other: 'bin/other.js', cli: 'bin/cli.ts', m: './bin/m.ts' } }),
   'bin/tool.js': "const { run } = require('../lib/run');\nrun();\n",
   'bin/other.js': 'function main() {}\nmain();\n',
+  'bin/cli.ts': "import { start } from '../lib/start';\n\nstart();\n",
+  'bin/m.ts': 'export function main(): void {}\n\nmain();\n',
   'lib/run.js': 'function run() {}\nmodule.exports = { run };\n',
+  'lib/start.ts': 'export function start(): void {}\n',
   'rs/src/main.rs': 'fn main() {}\n\nmod m {\n    fn main() {}\n}\n',
   'gocmd/main.go': 'package main\n\nfunc main() {}\n',
   'py/app.py': 'def main():\n    pass\n\n\nif __name__ == "__main__":\n    main()\n',
   'py/script.py': 'def run():\n    pass\n\n\nif __name__ == "__main__":\n    run()\n',
   'java/App.java': 'public class App {\n    public static void main(String[] args) {}\n}\n',
+  // Not entry points: main outside package main, an instance main, main with no __main__ guard
+  // (called at the top level all the same).
+  'golib/lib.go': 'package lib\n\nfunc main() {}\n',
+  'java/Tool.java': 'public class Tool {\n    public void main(String[] args) {}\n}\n',
+  'py/noguard.py': 'def main():\n    pass\n\n\nmain()\n',
 };
 
 describe('resources', () => {
@@ -84,7 +92,7 @@ describe('resources', () => {
     assert.equal(map.revision, expected);
     assert.deepEqual(map.pagination, { page_index: 0, total_pages: 1 });
     assert.deepEqual(map.languages.map((l) => l.language), ['go', 'java', 'javascript', 'python', 'rust', 'typescript']);
-    assert.deepEqual(map.languages.find((l) => l.language === 'typescript'), { language: 'typescript', files: 3, symbols: 5 });
+    assert.deepEqual(map.languages.find((l) => l.language === 'typescript'), { language: 'typescript', files: 6, symbols: 7 });
     assert.deepEqual(map.languages.find((l) => l.language === 'rust'), { language: 'rust', files: 1, symbols: 3 });
 
     const a = map.modules.find((m) => m.path === 'a');
@@ -95,12 +103,13 @@ describe('resources', () => {
       symbols: 2,
       children: [{ path: 'a/b', files: 2, symbols: 2, children: [{ path: 'a/b/c', files: 1, symbols: 1 }] }],
     });
-    assert.deepEqual(map.modules.map((m) => m.path), ['a', 'bin', 'core', 'docs', 'gocmd', 'java', 'lib', 'py', 'rs']);
+    assert.deepEqual(map.modules.map((m) => m.path), ['a', 'bin', 'core', 'docs', 'gocmd', 'golib', 'java', 'lib', 'py', 'rs']);
 
     assert.deepEqual(map.hubs[0], { symbol: symbolId('typescript', 'core/hub.ts', 'hub'), kind: 'function', references: 3 });
     const counts = map.hubs.map((h) => h.references);
     assert.deepEqual(counts, [...counts].sort((x, y) => y - x));
 
+    // package.json bin names JavaScript and TypeScript files alike: their main, else what their top level calls.
     assert.deepEqual(map.entry_points, [
       symbolId('go', 'gocmd/main.go', 'main'),
       symbolId('java', 'java/App.java', 'App.main'),
@@ -109,6 +118,8 @@ describe('resources', () => {
       symbolId('python', 'py/app.py', 'main'),
       symbolId('python', 'py/script.py', 'run'),
       symbolId('rust', 'rs/src/main.rs', 'main'),
+      symbolId('typescript', 'bin/m.ts', 'main'),
+      symbolId('typescript', 'lib/start.ts', 'start'),
     ]);
     assert.deepEqual(map.docs, ['README.md', 'docs/deep/notes.mdx', 'docs/guide.md']);
   });
@@ -140,6 +151,65 @@ describe('resources', () => {
     const badId = await readFails(ws.rift, 'rift://projection/nope');
     assert.equal(badId.data.code, 'invalid_request');
     assert.equal(missing.data.phase, 'read');
+  });
+});
+
+// One standalone server (its own log records) over a workspace whose hubs and entry points only
+// the binding provider can supply: reference counts, and what a bin script's top level and a
+// Python __main__ guard call (no symbol here carries the entrypoint facet). The tests run in order.
+describe('rift://map and the binding provider', () => {
+  const settings = (binding: boolean) => `[providers.binding]\nenabled = ${binding}\n\n[logs]\ncapture = "debug"\npage_records = 1000\n`;
+  const files: Record<string, string> = {
+    'rift.toml': settings(false),
+    'core/hub.ts': 'export function hub(): number {\n  return 1;\n}\n',
+    'a.ts': "import { hub } from './core/hub';\n\nexport function a(): number {\n  return hub();\n}\n",
+    'b.ts': "import { hub } from './core/hub';\n\nexport function b(): number {\n  return hub();\n}\n",
+    'package.json': JSON.stringify({ name: 'tool', bin: './bin/tool.js' }),
+    'bin/tool.js': "const { run } = require('../lib/run');\nrun();\n",
+    'lib/run.js': 'function run() {}\nmodule.exports = { run };\n',
+    'py/app.py': 'def serve():\n    pass\n\n\nif __name__ == "__main__":\n    serve()\n',
+  };
+  type MapShape = { revision: string; hubs: Array<{ symbol: string; references: number }>; entry_points: string[] };
+  type Logs = { records: Array<{ message: string; operation: string; fields: Record<string, unknown> }> };
+  const state = {} as { root: string; rift: RiftMcp };
+  before(async () => {
+    state.root = tempWorkspace(files);
+    state.rift = await startRift(state.root, {}, { standalone: true });
+  });
+  after(async () => {
+    await state.rift.close();
+    removeWorkspace(state.root);
+  });
+
+  test('with no provider supplying the facts, hubs and entry_points are both empty; enabled, they fill', async () => {
+    const disabled = (await read(state.rift, 'rift://map')) as MapShape;
+    assert.deepEqual(disabled.hubs, []);
+    assert.deepEqual(disabled.entry_points, []);
+
+    // The same tree with the provider enabled has both: the emptiness was the provider's.
+    writeFileSync(join(state.root, 'rift.toml'), settings(true));
+    const enabled = await eventually(async () => {
+      const m = (await read(state.rift, 'rift://map')) as MapShape;
+      return m.hubs.length > 0 ? m : undefined;
+    }, 60_000);
+    assert.deepEqual(enabled.hubs[0], { symbol: symbolId('typescript', 'core/hub.ts', 'hub'), kind: 'function', references: 2 });
+    assert.deepEqual(enabled.entry_points, [symbolId('javascript', 'lib/run.js', 'run'), symbolId('python', 'py/app.py', 'serve')]);
+  });
+
+  test('rift://map is computed once per publication: reads after the first are served from the cache', async () => {
+    const reads = 5;
+    const computed = (logs: Logs) => logs.records.filter((r) => r.operation === 'map.compute');
+    const map = (await read(state.rift, 'rift://map')) as MapShape;
+    for (let i = 1; i < reads; i++) assert.deepEqual(await read(state.rift, 'rift://map'), map);
+    // The capture writes records in order: once a later marker call is in the log, these reads are too.
+    await state.rift.call('get_symbol', { name: 'hub', include: [] });
+    const logs = await eventually(async () => {
+      const l = (await read(state.rift, 'rift://logs')) as Logs;
+      return l.records.some((r) => r.message === 'tool answered' && r.fields.tool === 'get_symbol') ? l : undefined;
+    }, 30_000);
+    const generations = computed(logs).map((r) => r.fields.generation as number);
+    assert.ok(computed(logs).some((r) => r.fields.revision === map.revision), 'the map read was computed and recorded');
+    assert.equal(new Set(generations).size, generations.length, `one computation per publication, not per read: generations ${generations.join(', ')}`);
   });
 });
 

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { symbolId } from '../../src/core/ids.ts';
 import { serveWorkspace } from '../helpers/mcp.ts';
-import { CASES, allFiles, type LanguageCase } from './graph-fixtures.ts';
+import { CASES, HEURISTIC_CASES, REFERENCE_CASES, allFiles } from './graph-fixtures.ts';
 
 // search.traversal over real stdio MCP in all seven languages (reference F.7 rules 73–83):
 // calls across files through imports, methods through typed, field and self receivers and
@@ -17,10 +17,26 @@ type Hit = {
   score?: number;
 };
 
-const id = (c: LanguageCase, [path, qname]: [string, string]) => symbolId(c.language, path, qname);
+const id = (c: { language: string }, [path, qname]: [string, string]) => symbolId(c.language, path, qname);
+
+// Beside the seven programs: a declaration nothing relates to, and two classes sharing a method
+// name, so a call through a receiver of unknown type has no one declaration to guess.
+const ISOLATED: [string, string] = ['iso/lonely.ts', 'lonely'];
+const EXTRA: Record<string, string> = {
+  'iso/lonely.ts': 'export function lonely(): number {\n  return 1;\n}\n',
+  'guess/ts/ambiguous.ts': [
+    'export class Dial {\n  sharedKnob(): void {}\n}\n',
+    'export class Slider {\n  sharedKnob(): void {}\n}\n',
+    'export function fiddle(x: any): void {\n  x.sharedKnob();\n}\n',
+  ].join('\n'),
+};
 
 describe('search.traversal in every language', () => {
-  const ws = serveWorkspace({ before, after }, allFiles());
+  const ws = serveWorkspace({ before, after }, {
+    ...allFiles(),
+    ...Object.assign({}, ...REFERENCE_CASES.map((r) => r.files), ...HEURISTIC_CASES.map((h) => h.files)),
+    ...EXTRA,
+  });
 
   const walk = async (traversal: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
     (await ws.rift.call('search', { traversal, limit: 1000, ...extra })) as { results: Hit[]; warnings: unknown[]; pagination: unknown };
@@ -93,6 +109,34 @@ describe('search.traversal in every language', () => {
         assert.equal(hit.traversal_path[0].relationship.from, id(c, c.entry));
         assert.equal(hit.traversal_path[0].relationship.to, id(c, c.find));
         assert.equal(hit.traversal_path[1].relationship.to, id(c, c.helper));
+      });
+
+      test('a to the walk cannot reach answers empty, with no warning', async () => {
+        // helper calls only itself: nothing leads from it back to the entry.
+        const r = await walk({ seed: id(c, c.helper), to: id(c, c.entry) });
+        assert.deepEqual(r.results, []);
+        assert.deepEqual(r.warnings, []);
+        // A reachable to the facets rule out answers the same way.
+        const ruledOut = await walk({ seed: id(c, c.entry), to: id(c, c.helper), facets: ['extends'] });
+        assert.deepEqual(ruledOut.results, []);
+        assert.deepEqual(ruledOut.warnings, []);
+      });
+
+      test('a stated parameter type is a references relationship, walked either way and only under its facet', async () => {
+        const rc = REFERENCE_CASES.find((x) => x.language === c.language)!;
+        const [referrer, referenced] = [id(rc, rc.referrer), id(rc, rc.referenced)];
+        const out = await walk({ seed: referrer, facets: ['references'] });
+        assert.deepEqual(ids(out), [referenced]);
+        assert.deepEqual(out.results[0].traversal_path, [
+          { relationship: { from: referrer, kind: 'references', facets: ['references'], to: referenced, derivation: 'resolution' }, direction: 'outgoing' },
+        ]);
+        assert.equal(out.results[0].distance, 1);
+        const incoming = await walk({ seed: referenced, direction: 'incoming', facets: ['references'] });
+        assert.deepEqual(incoming.results.map((h) => [h.hit.symbol.id, h.traversal_path[0].relationship.from, h.traversal_path[0].relationship.to]), [
+          [referrer, referrer, referenced],
+        ]);
+        const calls = await walk({ seed: referrer, facets: ['calls'] });
+        assert.ok(!ids(calls).includes(referenced));
       });
 
       test('extends / implements / embeds link the type to its base', async () => {
@@ -185,6 +229,61 @@ describe('search.traversal in every language', () => {
     assert.match(bad.data.message as string, /field traversal\.seed, violation not a rift symbol address/);
     const badTo = await ws.rift.fail('search', { traversal: { seed: id(ts, ts.find), to: 'rift://symbol/typescript/nope' } });
     assert.match(badTo.data.message as string, /field traversal\.to/);
+  });
+
+  for (const h of HEURISTIC_CASES) {
+    test(`${h.language}: a link no binding explains but one declaration's name fits carries derivation "heuristic" (${h.guesser[1]})`, async () => {
+      const [guesser, guessed] = [id(h, h.guesser), id(h, h.guessed)];
+      const r = await walk({ seed: guesser, facets: ['calls'] });
+      assert.deepEqual(ids(r), [guessed]);
+      assert.deepEqual(r.results[0].traversal_path, [
+        { relationship: { from: guesser, kind: 'calls', facets: ['calls'], to: guessed, derivation: 'heuristic' }, direction: 'outgoing' },
+      ]);
+      const incoming = await walk({ seed: guessed, direction: 'incoming', facets: ['calls'] });
+      assert.deepEqual(incoming.results.map((x) => [x.hit.symbol.id, x.traversal_path[0].relationship.derivation]), [[guesser, 'heuristic']]);
+    });
+  }
+
+  test('a method name two declarations share is no guess: the call links nothing', async () => {
+    const r = await walk({ seed: symbolId('typescript', 'guess/ts/ambiguous.ts', 'fiddle') });
+    assert.deepEqual(r.results, []);
+  });
+
+  test('go: main calls store.NewStore() across the package import, then Find through the value it returned', async () => {
+    const go = CASES.find((c) => c.language === 'go')!;
+    const main = id(go, go.entry);
+    const newStore = symbolId('go', 'go/store/store.go', 'NewStore');
+    const calls = await walk({ seed: main, facets: ['calls'] });
+    const hop = calls.results.find((h) => h.hit.symbol.id === newStore);
+    assert.ok(hop, ids(calls).join(', '));
+    assert.equal(hop.distance, 1);
+    assert.deepEqual(hop.traversal_path, [
+      { relationship: { from: main, kind: 'calls', facets: ['calls'], to: newStore, derivation: 'resolution' }, direction: 'outgoing' },
+    ]);
+    // The call crossed the import: the same reference links main to NewStore as an import.
+    const imports = await walk({ seed: main, facets: ['imports'] });
+    assert.ok(ids(imports).includes(newStore), ids(imports).join(', '));
+    assert.equal(imports.results.find((h) => h.hit.symbol.id === newStore)!.traversal_path[0].relationship.kind, 'imports');
+    // Impact the other way: NewStore is called from main, in another package.
+    const callers = await walk({ seed: newStore, direction: 'incoming', facets: ['calls'] });
+    assert.deepEqual(ids(callers), [main]);
+  });
+
+  test('a declaration with no relationship at all, so no graph node, answers empty as seed and as to', async () => {
+    const lonely = symbolId('typescript', ...ISOLATED);
+    // It is a declaration the index holds...
+    const found = (await ws.rift.call('get_symbol', { name: 'lonely', include: [] })) as { hits: Array<{ symbol: { id: string } }> };
+    assert.equal(found.hits[0]?.symbol.id, lonely);
+    // ...that no edge touches, either way, along any facet, at any depth.
+    for (const direction of ['outgoing', 'incoming']) {
+      const r = await walk({ seed: lonely, direction, depth: 8 });
+      assert.deepEqual(r.results, []);
+      assert.deepEqual(r.warnings, []);
+    }
+    // As to, nothing reaches it: the walk from a well-connected seed answers empty, not its whole reach.
+    const toward = await walk({ seed: id(ts, ts.entry), to: lonely });
+    assert.deepEqual(toward.results, []);
+    assert.deepEqual(toward.warnings, []);
   });
 
   test('a declaration with no edges answers an empty result, not an error', async () => {

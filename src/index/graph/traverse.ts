@@ -23,8 +23,10 @@ export interface Reached {
 }
 
 export interface WalkResult {
-  /** Reached nodes in the order the walk reached them (the seed excluded). */
+  /** Reached nodes in the order the walk reached them (the seed excluded); with `to`, at most `to`. */
   reached: Reached[];
+  /** How many nodes the walk visited (the seed excluded), whether or not `to` was among them. */
+  visited: number;
   /** True when the walk stopped at `bound` with nodes left to visit. */
   truncated: boolean;
 }
@@ -66,5 +68,9 @@ export function walkGraph(graph: GraphStore, seed: number, options: WalkOptions)
     return route.reverse();
   };
   const nodes = options.to === null ? reached : reached.filter((n) => n === options.to);
-  return { reached: nodes.map((node) => ({ node, distance: via.get(node)!.distance, route: routeOf(node) })), truncated: options.to === null ? truncated : truncated && !via.has(options.to) };
+  return {
+    reached: nodes.map((node) => ({ node, distance: via.get(node)!.distance, route: routeOf(node) })),
+    visited: reached.length,
+    truncated: options.to === null ? truncated : truncated && !via.has(options.to),
+  };
 }
