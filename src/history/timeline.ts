@@ -21,6 +21,20 @@ export interface Timeline {
   versions: TimelineVersion[];
   /** True when the walk reached the path's first commit (not stopped by `max`). */
   complete: boolean;
+  stats: WalkStats;
+}
+
+/** Where a walk spent its time (logged per walk; bench/history.ts reports it). */
+export interface WalkStats {
+  /** Commits the log listed (the bound plus one at most). */
+  commits: number;
+  logMs: number;
+  /** Blobs read from git, and the time spent waiting for them. */
+  fetched: number;
+  fetchMs: number;
+  /** Blobs parsed, and the time spent parsing them. */
+  parsed: number;
+  parseMs: number;
 }
 
 type State = DeclarationParts | null | 'unparseable';
@@ -36,7 +50,11 @@ export async function timeline(
 ): Promise<Timeline> {
   // One commit more than the bound tells whether the walk stopped early, and gives the
   // oldest kept commit its "before".
+  const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0 };
+  let t = performance.now();
   const log = await repo.log(commit, path, max + 1);
+  stats.logMs = performance.now() - t;
+  stats.commits = log.length;
   const complete = log.length <= max;
   const states: State[] = [];
   const parsed = new Map<string, State>();
@@ -53,10 +71,18 @@ export async function timeline(
     }
     let state = parsed.get(entry.blob);
     if (state === undefined) {
+      t = performance.now();
       const bytes = await repo.blob(entry.blob);
+      stats.fetched++;
+      stats.fetchMs += performance.now() - t;
       if (bytes === null || bytes.length > maxFileBytes || classifyBytes(bytes) !== 'ok') state = 'unparseable';
       else if (topLevel && newest !== null && bytes.includes(newest.text)) state = newest;
-      else state = declarationParts(language, bytes, qname);
+      else {
+        t = performance.now();
+        state = declarationParts(language, bytes, qname);
+        stats.parsed++;
+        stats.parseMs += performance.now() - t;
+      }
       parsed.set(entry.blob, state);
     }
     if (state !== null && state !== 'unparseable') newest = state;
@@ -77,5 +103,5 @@ export async function timeline(
     const e = log[i];
     versions.push({ revision: e.commit, path, kind, timestamp: e.timestamp, author: e.author, summary: e.summary === '' ? null : e.summary });
   }
-  return { versions, complete };
+  return { versions, complete, stats };
 }
