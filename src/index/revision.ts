@@ -253,7 +253,17 @@ export class RevisionIndex {
   }
 }
 
-/** What of the configuration a revision's index depends on. */
+const configKeys = new WeakMap<WorkspaceConfig, string>();
+
+/**
+ * What of the configuration a revision's index depends on. An accepted configuration is one
+ * object until the next reload, so its key is computed once, not on every read.
+ */
 function configKey(config: WorkspaceConfig): string {
-  return digest8(JSON.stringify([config.source, config.languages, config.search.text]));
+  let key = configKeys.get(config);
+  if (key === undefined) {
+    key = digest8(JSON.stringify([config.source, config.languages, config.search.text]));
+    configKeys.set(config, key);
+  }
+  return key;
 }
