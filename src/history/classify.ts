@@ -1,8 +1,7 @@
-import type { Node } from 'web-tree-sitter';
+import type { Node, Tree } from 'web-tree-sitter';
 import { declarationsOfTree } from '../syntax/declarations.ts';
-import { SyntaxLimitError, withTree } from '../syntax/runtime.ts';
 import type { SourceText } from '../syntax/text.ts';
-import type { Declaration, LanguageId } from '../syntax/types.ts';
+import type { ByteRange, Declaration, LanguageId } from '../syntax/types.ts';
 
 // What one revision of a declaration looks like, split the way a timeline tells changes
 // apart: the signature (the header before the body: name, parameters, return type,
@@ -13,8 +12,6 @@ export type VersionKind = 'introduced' | 'body_changed' | 'signature_changed' | 
 
 export interface DeclarationParts {
   whole: string;
-  /** The whole span's bytes, to find the same text in another revision without parsing it. */
-  text: Buffer;
   signature: string;
   decorators: string;
 }
@@ -28,20 +25,79 @@ const BODY_FIELDS = ['body', 'value'];
 const utf8 = new TextDecoder('utf-8');
 
 /**
- * The parts of the declaration named `qname` in a file: null when the file declares no such
- * name, `unparseable` when it does not parse (a tree with errors, or one past the syntax bounds).
+ * Where a declaration stands in one version of its file (byte offsets), for telling whether an
+ * edit of the file may have changed it without parsing: its whole span, the indentation of its
+ * first line, and the header (first line, with docs and decorators above it) of each declaration
+ * containing it, whose names make its qualified name.
  */
-export function declarationParts(language: LanguageId, bytes: Uint8Array, qname: string): DeclarationParts | null | 'unparseable' {
-  try {
-    return withTree(language, bytes, (tree, source) => {
-      if (tree.rootNode.hasError) return 'unparseable' as const;
-      const d = declarationsOfTree(language, tree, source).find((x) => x.qualifiedName === qname);
-      return d ? partsOf(tree.rootNode, source, d) : null;
-    });
-  } catch (e) {
-    if (e instanceof SyntaxLimitError) return 'unparseable';
-    throw e;
+export interface DeclarationPlace {
+  span: ByteRange;
+  indent: number;
+  headers: ByteRange[];
+  /** Where the outermost declaration holding it (or it, at the top level) starts its item. */
+  outerItem: number;
+}
+
+export interface Located {
+  parts: DeclarationParts;
+  place: DeclarationPlace;
+}
+
+/**
+ * The parts of the declaration named `qname` in a parsed file: null when the file declares no
+ * such name, `unparseable` when the tree has errors. `outerItem`, when given, is where the
+ * top-level declaration holding it starts, with nothing before it changed since a version whose
+ * qualified names were extracted from the whole file: then only that declaration's subtree is
+ * walked (what precedes it, and so any same-named declaration that would number it `~2`, is as
+ * it was); the whole file is walked when the name is not found there.
+ */
+export function locateDeclaration(
+  language: LanguageId,
+  tree: Tree,
+  source: SourceText,
+  qname: string,
+  outerItem: number | null,
+): Located | null | 'unparseable' {
+  if (tree.rootNode.hasError) return 'unparseable';
+  let all: Declaration[] | null = null;
+  if (outerItem !== null) {
+    const unit = source.toUnit(outerItem);
+    const top = tree.rootNode.firstNamedChildForIndex(unit);
+    if (top && top.startIndex <= unit && unit < top.endIndex) {
+      // The extractors walk from `rootNode` down, so a top-level node stands in for the file.
+      all = declarationsOfTree(language, { rootNode: top } as Tree, source);
+      if (!all.some((x) => x.qualifiedName === qname)) all = null;
+    }
   }
+  all ??= declarationsOfTree(language, tree, source);
+  const d = all.find((x) => x.qualifiedName === qname);
+  if (!d) return null;
+  const bytes = source.bytes;
+  const headers: ByteRange[] = [];
+  let outer = d;
+  for (let c = d.container; c !== null; ) {
+    const container = all.find((x) => x.qualifiedName === c);
+    if (!container) break;
+    headers.push({ start: container.span.start, end: lineEnd(bytes, container.itemSpan.start) });
+    outer = container;
+    c = container.container;
+  }
+  const first = lineStart(bytes, d.span.start);
+  let indent = first;
+  while (indent < d.span.start && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
+  return { parts: partsOf(tree.rootNode, source, d), place: { span: d.span, indent: indent - first, headers, outerItem: outer.itemSpan.start } };
+}
+
+/** The offset where the line holding `at` starts. */
+export function lineStart(bytes: Uint8Array, at: number): number {
+  const nl = bytes.lastIndexOf(0x0a, at - 1);
+  return at === 0 ? 0 : nl + 1;
+}
+
+/** The offset of the newline ending the line holding `at` (the length at the last line). */
+function lineEnd(bytes: Uint8Array, at: number): number {
+  const nl = bytes.indexOf(0x0a, at);
+  return nl < 0 ? bytes.length : nl;
 }
 
 function partsOf(root: Node, source: SourceText, d: Declaration): DeclarationParts {
@@ -82,7 +138,6 @@ function partsOf(root: Node, source: SourceText, d: Declaration): DeclarationPar
   if (at < headerEnd) signature += text(at, headerEnd);
   return {
     whole: text(d.span.start, d.span.end),
-    text: Buffer.from(bytes.subarray(d.span.start, d.span.end)),
     signature: signature.replace(/\s+/g, ' ').trim(),
     decorators: decorators.map((r) => text(r.start, r.end).replace(/\s+/g, ' ')).join('\n'),
   };

@@ -4,10 +4,10 @@ import { dirname, join } from 'node:path';
 import { RiftError, limitExceeded } from '../core/errors.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
 
-// Git access through the git CLI only: one long-lived `cat-file --batch` per repository
+// Git access through the git CLI only: one long-lived `cat-file --batch-check` per repository
 // resolves revisions (it reads refs afresh on every request, loose or packed, in a worktree or
-// not, so a moved branch is seen at once, and no process is started per read) and serves object
-// types and bytes, `ls-tree` lists a commit's tree and `log
+// not, so a moved branch is seen at once, and no process is started per read), one long-lived
+// `cat-file --batch` serves object bytes, `ls-tree` lists a commit's tree and `log
 // --first-parent` walks a path's history. Nothing is checked out and nothing is written.
 
 /** A git process reads only the repository it is pointed at: no inherited GIT_* redirection. */
@@ -62,17 +62,110 @@ interface Pending {
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-export class Repository {
-  private batch: ChildProcessWithoutNullStreams | null = null;
+/** Blobs a history walk keeps requested ahead of the one it reads. */
+const BLOB_WINDOW = 32;
+
+/**
+ * One long-lived `git cat-file --batch` (objects with their bytes) or `--batch-check` (type and
+ * size only). Requests are written as they come and answered in order, so many in flight
+ * pipeline through one process. Each object's bytes are copied once into a buffer of the size
+ * its header announces, however the output is chunked.
+ */
+class CatFile {
+  private proc: ChildProcessWithoutNullStreams | null = null;
   private readonly queue: Pending[] = [];
-  private buffered: Buffer = Buffer.alloc(0);
+  /** A header line still arriving, in pieces. */
+  private head: Buffer[] = [];
+  /** The object whose bytes are arriving: its header, its buffer (size + the closing LF), bytes filled. */
+  private body: { oid: string; type: string; bytes: Buffer; filled: number } | null = null;
+
+  constructor(
+    private readonly cwd: string,
+    private readonly mode: '--batch' | '--batch-check',
+  ) {}
+
+  request(name: string): Promise<GitObject | null> {
+    const proc = this.process();
+    return new Promise((resolve, reject) => {
+      this.queue.push({ resolve, reject });
+      proc.stdin.write(`${name}\n`);
+    });
+  }
+
+  private process(): ChildProcessWithoutNullStreams {
+    if (this.proc) return this.proc;
+    const proc = spawn('git', ['cat-file', this.mode], { cwd: this.cwd, env: gitEnv(), stdio: 'pipe' });
+    proc.stdout.on('data', (chunk: Buffer) => this.read(chunk));
+    const fail = (e: Error) => {
+      if (this.proc === proc) this.proc = null;
+      this.head = [];
+      this.body = null;
+      for (const p of this.queue.splice(0)) p.reject(e);
+    };
+    proc.on('error', fail);
+    proc.on('exit', () => fail(new RiftError('internal_error', [['operation', `git cat-file ${this.mode}`], ['detail', 'the process ended']])));
+    proc.stdin.on('error', () => {}); // the exit handler reports it
+    proc.unref();
+    (proc.stdout as unknown as { unref?: () => void }).unref?.();
+    this.proc = proc;
+    return proc;
+  }
+
+  /** Answers queued requests from the output: `<oid> <type> <size>\n[<bytes>\n]` or `<name> missing\n`. */
+  private read(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      const body = this.body;
+      if (body) {
+        const take = Math.min(body.bytes.length - body.filled, chunk.length - at);
+        chunk.copy(body.bytes, body.filled, at, at + take);
+        body.filled += take;
+        at += take;
+        if (body.filled < body.bytes.length) return;
+        this.body = null;
+        this.queue.shift()?.resolve({ oid: body.oid, type: body.type, bytes: body.bytes.subarray(0, body.bytes.length - 1) });
+        continue;
+      }
+      const nl = chunk.indexOf(0x0a, at);
+      if (nl < 0) {
+        this.head.push(chunk.subarray(at));
+        return;
+      }
+      this.head.push(chunk.subarray(at, nl));
+      at = nl + 1;
+      const header = (this.head.length === 1 ? this.head[0] : Buffer.concat(this.head)).toString('latin1');
+      this.head = [];
+      const parts = header.split(' ');
+      if (parts.length !== 3) {
+        this.queue.shift()?.resolve(null);
+        continue;
+      }
+      const size = Number(parts[2]);
+      if (this.mode === '--batch-check') this.queue.shift()?.resolve({ oid: parts[0], type: parts[1], bytes: Buffer.alloc(0) });
+      else this.body = { oid: parts[0], type: parts[1], bytes: Buffer.allocUnsafe(size + 1), filled: 0 };
+    }
+  }
+
+  close(): void {
+    this.proc?.stdin.end();
+    this.proc = null;
+  }
+}
+
+export class Repository {
+  private readonly objects: CatFile;
+  /** Name resolution has a process of its own, so it never waits behind a snapshot's blob reads. */
+  private readonly names: CatFile;
 
   private constructor(
     /** The directory git runs in: the workspace root. */
     readonly cwd: string,
     /** The workspace's path inside the repository, `''` at the top or `dir/` below it. */
     readonly prefix: string,
-  ) {}
+  ) {
+    this.objects = new CatFile(cwd, '--batch');
+    this.names = new CatFile(cwd, '--batch-check');
+  }
 
   /** The repository holding `root`, or null when there is none. */
   static async open(root: string): Promise<Repository | null> {
@@ -91,14 +184,9 @@ export class Repository {
    */
   async resolve(rev: string): Promise<Resolution> {
     // `rev` matched the revision grammar (no whitespace), so it is one batch request; read from
-    // stdin, it can never be taken for an option.
-    let object = await this.object(`${rev}^{object}`);
-    // An annotated tag names its target; it serves as a revision when that is a commit.
-    while (object?.type === 'tag') {
-      const target = /^object ([0-9a-f]+)$/m.exec(object.bytes.toString('utf8'));
-      if (!target) break;
-      object = await this.object(target[1]);
-    }
+    // stdin, it can never be taken for an option. `^{}` peels annotated tags (a tag serves as a
+    // revision when what it finally names is a commit).
+    const object = await this.names.request(`${rev}^{}`);
     if (!object) return { ok: false, kind: null };
     return object.type === 'commit' ? { ok: true, commit: object.oid } : { ok: false, kind: object.type };
   }
@@ -108,11 +196,7 @@ export class Repository {
    * git resolves; null when missing (or ambiguous).
    */
   object(name: string): Promise<GitObject | null> {
-    const proc = this.batchProcess();
-    return new Promise((resolve, reject) => {
-      this.queue.push({ resolve, reject });
-      proc.stdin.write(`${name}\n`);
-    });
+    return this.objects.request(name);
   }
 
   /** A blob's bytes; null when the object is missing or not a blob. */
@@ -163,7 +247,10 @@ export class Repository {
    */
   async log(commit: string, path: string, max: number): Promise<LogEntry[]> {
     const out = await git(this.cwd, [
-      '-c', 'core.quotePath=false', 'log', '--first-parent', '--no-renames', '--raw', '--no-abbrev', `-n${max}`,
+      // A merge is compared with its first parent (the default for --first-parent since git
+      // 2.31, stated so a merge always has its raw line); no external diff or text conversion.
+      '-c', 'core.quotePath=false', 'log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--no-ext-diff', '--no-textconv',
+      '--raw', '--no-abbrev', `-n${max}`,
       '--format=%x01%H%x00%cI%x00%an%x00%s', commit, '--', `:(literal,top)${this.prefix}${path}`,
     ]);
     const entries: LogEntry[] = [];
@@ -179,50 +266,31 @@ export class Repository {
     return entries;
   }
 
-  private batchProcess(): ChildProcessWithoutNullStreams {
-    if (this.batch) return this.batch;
-    const proc = spawn('git', ['cat-file', '--batch'], { cwd: this.cwd, env: gitEnv(), stdio: 'pipe' });
-    proc.stdout.on('data', (chunk: Buffer) => {
-      this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
-      this.drain();
-    });
-    const fail = (e: Error) => {
-      if (this.batch === proc) this.batch = null;
-      this.buffered = Buffer.alloc(0);
-      for (const p of this.queue.splice(0)) p.reject(e);
-    };
-    proc.on('error', fail);
-    proc.on('exit', () => fail(new RiftError('internal_error', [['operation', 'git cat-file --batch'], ['detail', 'the process ended']])));
-    proc.stdin.on('error', () => {}); // the exit handler reports it
-    proc.unref();
-    (proc.stdout as unknown as { unref?: () => void }).unref?.();
-    this.batch = proc;
-    return proc;
-  }
-
-  /** Answers queued requests from the batch output: `<oid> <type> <size>\n<bytes>\n` or `<name> missing\n`. */
-  private drain(): void {
-    while (this.queue.length > 0) {
-      const nl = this.buffered.indexOf(0x0a);
-      if (nl < 0) return;
-      const header = this.buffered.subarray(0, nl).toString('latin1');
-      const parts = header.split(' ');
-      if (parts.length !== 3) {
-        this.buffered = this.buffered.subarray(nl + 1);
-        this.queue.shift()!.resolve(null);
-        continue;
+  /**
+   * Blobs in order, read ahead through the batch process `window` at a time (requests are
+   * pipelined, so reading many costs one round trip per window, not per blob).
+   */
+  async *blobs(oids: readonly string[], window = BLOB_WINDOW): AsyncGenerator<Buffer | null> {
+    const pending: Array<Promise<Buffer | null>> = [];
+    let next = 0;
+    const fill = () => {
+      while (next < oids.length && pending.length < window) {
+        const p = this.blob(oids[next++]);
+        p.catch(() => undefined); // awaited in order below
+        pending.push(p);
       }
-      const size = Number(parts[2]);
-      if (this.buffered.length < nl + 1 + size + 1) return;
-      const bytes = Buffer.from(this.buffered.subarray(nl + 1, nl + 1 + size));
-      this.buffered = this.buffered.subarray(nl + 1 + size + 1);
-      this.queue.shift()!.resolve({ oid: parts[0], type: parts[1], bytes });
+    };
+    fill();
+    while (pending.length > 0) {
+      const bytes = await pending.shift()!;
+      fill();
+      yield bytes;
     }
   }
 
   close(): void {
-    this.batch?.stdin.end();
-    this.batch = null;
+    this.objects.close();
+    this.names.close();
   }
 }
 

@@ -54,6 +54,21 @@ interface BuildCounts {
 /** Blobs read from git at once while a snapshot is built (the batch process pipelines them). */
 const BLOB_READ_BATCH = 64;
 
+/** The bounds of what a RevisionIndex keeps (the named limits; tests pass smaller ones). */
+export interface RevisionBounds {
+  snapshots: number;
+  snapshotBytes: number;
+  blobs: number;
+  blobBytes: number;
+}
+
+const BOUNDS: RevisionBounds = {
+  snapshots: REVISION_SNAPSHOTS_MAX,
+  snapshotBytes: REVISION_SNAPSHOT_BYTES_MAX,
+  blobs: REVISION_BLOBS_MAX,
+  blobBytes: REVISION_BLOB_BYTES_MAX,
+};
+
 export class RevisionIndex {
   private repoPromise: Promise<Repository | null> | null = null;
   /** Kept snapshots, least recently used first. */
@@ -71,6 +86,7 @@ export class RevisionIndex {
      * already are not parsed again for a revision.
      */
     private readonly workingTree: () => Store,
+    private readonly bounds: RevisionBounds = BOUNDS,
   ) {}
 
   /** The workspace's repository, or the remedy refusal when there is none. */
@@ -92,7 +108,7 @@ export class RevisionIndex {
     if (this.commits.has(rev)) return rev;
     const r = await repo.resolve(rev);
     if (r.ok) {
-      if (this.commits.size >= REVISION_SNAPSHOTS_MAX * 64) this.commits.clear();
+      if (this.commits.size >= this.bounds.snapshots * 64) this.commits.clear();
       this.commits.add(r.commit);
       return r.commit;
     }
@@ -220,7 +236,7 @@ export class RevisionIndex {
     }
     this.blobs.set(key, entry);
     this.blobBytes += bytes.byteLength;
-    while (this.blobs.size > REVISION_BLOBS_MAX || this.blobBytes > REVISION_BLOB_BYTES_MAX) {
+    while (this.blobs.size > this.bounds.blobs || this.blobBytes > this.bounds.blobBytes) {
       const [oldest, b] = this.blobs.entries().next().value!;
       this.blobs.delete(oldest);
       this.blobBytes -= b.bytes.byteLength;
@@ -232,7 +248,7 @@ export class RevisionIndex {
     this.snapshots.set(key, snapshot);
     let total = 0;
     for (const s of this.snapshots.values()) total += s.bytes;
-    while (this.snapshots.size > REVISION_SNAPSHOTS_MAX || (total > REVISION_SNAPSHOT_BYTES_MAX && this.snapshots.size > 1)) {
+    while (this.snapshots.size > this.bounds.snapshots || (total > this.bounds.snapshotBytes && this.snapshots.size > 1)) {
       const [oldest, s] = this.snapshots.entries().next().value!;
       this.snapshots.delete(oldest);
       total -= s.bytes;
@@ -246,6 +262,11 @@ export class RevisionIndex {
     return this.snapshots.size;
   }
 
+  /** Parsed blobs kept now, and their bytes (for tests of the bound). */
+  get cachedBlobs(): { count: number; bytes: number } {
+    return { count: this.blobs.size, bytes: this.blobBytes };
+  }
+
   close(): void {
     for (const s of this.snapshots.values()) s.store.close();
     this.snapshots.clear();
@@ -253,7 +274,17 @@ export class RevisionIndex {
   }
 }
 
-/** What of the configuration a revision's index depends on. */
+const configKeys = new WeakMap<WorkspaceConfig, string>();
+
+/**
+ * What of the configuration a revision's index depends on. An accepted configuration is one
+ * object until the next reload, so its key is computed once, not on every read.
+ */
 function configKey(config: WorkspaceConfig): string {
-  return digest8(JSON.stringify([config.source, config.languages, config.search.text]));
+  let key = configKeys.get(config);
+  if (key === undefined) {
+    key = digest8(JSON.stringify([config.source, config.languages, config.search.text]));
+    configKeys.set(config, key);
+  }
+  return key;
 }

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest8 } from '../core/digest.ts';
+import { log } from '../core/log.ts';
 import { RiftError, capabilityUnavailable, invalidField } from '../core/errors.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { ReadWarning } from '../protocol/common.ts';
@@ -104,6 +105,10 @@ export class ReadService {
       const start = typeof from === 'string' ? from : from.commit;
       const t = await timeline(repo, start, row.path, row.language as LanguageId, row.qname, max, config.source.max_file_bytes);
       hit.history = { symbol: hit.symbol.id, versions: t.versions, complete: t.complete };
+      log('info', 'history.walk', 'history walked', {
+        commits: t.stats.commits, versions: t.versions.length, log_ms: Math.round(t.stats.logMs), fetched: t.stats.fetched,
+        fetch_ms: Math.round(t.stats.fetchMs), parsed: t.stats.parsed, parse_ms: Math.round(t.stats.parseMs),
+      });
       if (!t.complete) {
         warnings.push({
           kind: 'history_truncated',

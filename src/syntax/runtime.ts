@@ -2,7 +2,8 @@
 // shell grammar the agent's permission check reads commands with (loaded on its own, on demand).
 //
 // `initSyntax()` is async (wasm instantiation); everything after it is synchronous. Every
-// parse goes through `withTree`, which enforces the size bounds and always frees the tree.
+// parse goes through `withTree`, which enforces the size bounds and always frees the tree, or
+// through an `IncrementalTree` (successive versions of one file), which keeps one.
 
 import { createRequire } from 'node:module';
 import { Language, Parser, type Node, type Tree } from 'web-tree-sitter';
@@ -103,13 +104,24 @@ const CHUNK = 4096;
  * comment lines in one indented Python block), and one file must not hold a thread for minutes.
  */
 export function withTree<T>(language: LanguageId, bytes: Uint8Array, fn: (tree: Tree, source: SourceText) => T): T {
+  const source = new SourceText(bytes);
+  const tree = parseSource(language, source, null);
+  try {
+    checkBounds(tree.rootNode);
+    return fn(tree, source);
+  } finally {
+    tree.delete();
+  }
+}
+
+/** One parse under the time bound, reusing `old` (edited to the new text) when given. */
+function parseSource(language: LanguageId, source: SourceText, old: Tree | null): Tree {
   const lang = grammar(language);
   const p = parser!;
   if (current !== language) {
     p.setLanguage(lang);
     current = language;
   }
-  const source = new SourceText(bytes);
   const text = source.text;
   const started = performance.now();
   let cancelled = false;
@@ -122,7 +134,7 @@ export function withTree<T>(language: LanguageId, bytes: Uint8Array, fn: (tree: 
       if (last >= 0xd800 && last <= 0xdbff && end < text.length) end -= 1;
       return text.slice(index, end);
     },
-    null,
+    old,
     {
       // Called every few hundred parse operations; returning true cancels the parse. (The binding's
       // type says void; its documentation and behaviour say boolean.)
@@ -135,12 +147,119 @@ export function withTree<T>(language: LanguageId, bytes: Uint8Array, fn: (tree: 
     if (cancelled) throw new SyntaxLimitError('time', PARSE_TIME_MAX_MS, Math.round(performance.now() - started));
     throw new Error(`tree-sitter returned no tree for a ${language} file`);
   }
-  try {
-    checkBounds(tree.rootNode);
-    return fn(tree, source);
-  } finally {
-    tree.delete();
+  return tree;
+}
+
+/**
+ * Successive versions of one file, parsed incrementally (tree-sitter reuses what an edit left
+ * alone): `advance` records each version as an edit of the kept tree, and `parse` reparses the
+ * newest one only when asked, so versions nobody reads cost a byte comparison, not a parse. The
+ * same bounds as `withTree` apply; `close` frees the kept tree.
+ */
+export class IncrementalTree {
+  private tree: Tree | null = null;
+  private source: SourceText | null = null;
+
+  constructor(readonly language: LanguageId) {}
+
+  /** The version now held (the last passed to `advance`). */
+  get bytes(): Uint8Array | null {
+    return this.source?.bytes ?? null;
   }
+
+  /** Moves to the next version; returns the edit in byte offsets (null when the bytes are equal). */
+  advance(bytes: Uint8Array): ByteEdit | null {
+    const before = this.source;
+    const after = new SourceText(bytes);
+    this.source = after;
+    if (before === null) {
+      this.tree?.delete();
+      this.tree = null;
+      return { start: 0, oldEnd: 0, newEnd: bytes.length };
+    }
+    const edit = byteEdit(before.bytes, bytes);
+    if (edit === null) return null;
+    if (this.tree) {
+      this.tree.edit({
+        startIndex: before.toUnit(edit.start),
+        oldEndIndex: before.toUnit(edit.oldEnd),
+        newEndIndex: after.toUnit(edit.newEnd),
+        startPosition: point(before, edit.start),
+        oldEndPosition: point(before, edit.oldEnd),
+        newEndPosition: point(after, edit.newEnd),
+      });
+    }
+    return edit;
+  }
+
+  /** Parses the version held, reusing the kept tree; `fn` reads the tree, which is kept for the next version. */
+  parse<T>(fn: (tree: Tree, source: SourceText) => T): T {
+    const source = this.source;
+    if (source === null) throw new Error('IncrementalTree.parse before advance');
+    const old = this.tree;
+    this.tree = null;
+    let tree: Tree;
+    try {
+      tree = parseSource(this.language, source, old);
+    } finally {
+      old?.delete();
+    }
+    try {
+      checkBounds(tree.rootNode);
+    } catch (e) {
+      tree.delete();
+      throw e;
+    }
+    this.tree = tree;
+    return fn(tree, source);
+  }
+
+  close(): void {
+    this.tree?.delete();
+    this.tree = null;
+    this.source = null;
+  }
+}
+
+/** A change between two versions: bytes `[start, oldEnd)` of the old became `[start, newEnd)` of the new. */
+export interface ByteEdit {
+  start: number;
+  oldEnd: number;
+  newEnd: number;
+}
+
+/** The one span covering every difference of `a` and `b` (common prefix and suffix cut), or null when equal. */
+export function byteEdit(a: Uint8Array, b: Uint8Array): ByteEdit | null {
+  const n = Math.min(a.length, b.length);
+  const A = Buffer.from(a.buffer, a.byteOffset, a.length);
+  const B = Buffer.from(b.buffer, b.byteOffset, b.length);
+  // Whole blocks compare natively; the byte loop runs only inside the first differing block.
+  let start = 0;
+  while (start + EDIT_BLOCK <= n && A.compare(B, start, start + EDIT_BLOCK, start, start + EDIT_BLOCK) === 0) start += EDIT_BLOCK;
+  while (start < n && a[start] === b[start]) start++;
+  if (start === n && a.length === b.length) return null;
+  let tail = 0;
+  const room = n - start;
+  while (tail + EDIT_BLOCK <= room && A.compare(B, b.length - tail - EDIT_BLOCK, b.length - tail, a.length - tail - EDIT_BLOCK, a.length - tail) === 0) tail += EDIT_BLOCK;
+  while (tail < room && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  // Keep whole UTF-8 characters inside the edit: never start on a continuation byte.
+  while (start > 0 && (a[start] & 0xc0) === 0x80) start--;
+  while (tail > 0 && (a[a.length - tail] & 0xc0) === 0x80) tail--;
+  return { start, oldEnd: a.length - tail, newEnd: b.length - tail };
+}
+
+const EDIT_BLOCK = 1024;
+
+/** Row and column (code units) of a byte offset. */
+function point(source: SourceText, byte: number): { row: number; column: number } {
+  const bytes = source.bytes;
+  let row = 0;
+  let lineStart = 0;
+  for (let i = bytes.indexOf(0x0a); i !== -1 && i < byte; i = bytes.indexOf(0x0a, i + 1)) {
+    row++;
+    lineStart = i + 1;
+  }
+  return { row, column: source.toUnit(byte) - source.toUnit(lineStart) };
 }
 
 function checkBounds(root: Node): void {

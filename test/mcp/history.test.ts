@@ -153,3 +153,82 @@ describe('symbol history', () => {
     writeFileSync(join(root, 'rift.toml'), '');
   });
 });
+
+describe('symbol history: methods, merges, a workspace below the repository root', () => {
+  let top: string;
+  let rift: RiftMcp;
+  const c = new Map<string, string>();
+  const store = (get: string, put = '        self.items[key] = value') =>
+    `import os\n\n\nclass Store:\n    def __init__(self):\n        self.items = {}\n\n${get}\n\n    def put(self, key, value):\n${put}\n\n\ndef helper():\n    return 1\n`;
+  const GET = {
+    intro: '    def get(self, key):\n        return self.items[key]',
+    body: '    def get(self, key):\n        return self.items.get(key)',
+    longer: '    def get(self, key):\n        found = self.items.get(key)\n        return found',
+    signature: '    def get(self, key, default=None):\n        found = self.items.get(key)\n        return found',
+    merged: '    def get(self, key, default=None):\n        found = self.items.get(key, default)\n        return found',
+  };
+
+  before(async () => {
+    top = tempWorkspace();
+    const repo = gitFixture(top);
+    const file = 'pkg/app/store.py';
+    const step = (message: string, text: string) => c.set(message, repo.commit(message, { [file]: text }));
+    step('get intro', store(GET.intro));
+    step('put body', store(GET.intro, '        self.items[key] = value\n        return value'));
+    step('get body', store(GET.body, '        self.items[key] = value\n        return value'));
+    // A line added at the end of the method, below its old last line.
+    step('get longer', store(GET.longer, '        self.items[key] = value\n        return value'));
+    // Lines added above the class move the method without changing it.
+    step('imports', 'import sys\n' + store(GET.longer, '        self.items[key] = value\n        return value'));
+    step('get signature', 'import sys\n' + store(GET.signature, '        self.items[key] = value\n        return value'));
+    // A topic branch changes the method and is merged with a merge commit: only the merge is on
+    // the first-parent line.
+    repo.git('checkout', '-q', '-b', 'topic');
+    step('topic get', 'import sys\n' + store(GET.merged, '        self.items[key] = value\n        return value'));
+    repo.git('checkout', '-q', 'main');
+    step('helper body', 'import sys\n' + store(GET.signature, '        self.items[key] = value\n        return value').replace('return 1', 'return 2'));
+    repo.git('merge', '-q', '--no-ff', '-m', 'Merge branch topic', 'topic');
+    c.set('merge', repo.git('rev-parse', 'HEAD'));
+    // The class renamed: its methods are new names from here on.
+    const merged = repo.git('show', `HEAD:${file}`) + '\n';
+    step('rename class', merged.replace('class Store:', 'class Cache:'));
+    // The method's last line removed: the older version holds the newer text and more.
+    step('get shorter', (repo.git('show', `HEAD:${file}`) + '\n').replace('        found = self.items.get(key, default)\n        return found', '        return self.items.get(key, default)'));
+    rift = await startRift(join(top, 'pkg'));
+  });
+  after(async () => {
+    await rift.close();
+    removeWorkspace(top);
+  });
+
+  const walk = async (name: string, extra: Record<string, unknown> = {}) => {
+    const page = (await rift.call('get_symbol', { name, include: ['history'], ...extra })) as unknown as Page;
+    return page.hits[0];
+  };
+
+  test('a method: edits elsewhere in its class and file and lines moving it contribute nothing; a merge is one first-parent revision', async () => {
+    const hit = await walk('Store.get', { rev: c.get('merge') });
+    assert.equal(hit.symbol.id, 'rift://symbol/python/app/store.py/Store.get');
+    assert.deepEqual(kinds(hit), [
+      'body_changed Merge branch topic',
+      'signature_changed get signature',
+      'body_changed get longer',
+      'body_changed get body',
+      'introduced get intro',
+    ]);
+    assert.ok(!hit.history.versions.some((v) => v.revision === c.get('topic get')), 'the topic commit is not a first parent');
+    assert.ok(hit.history.versions.every((v) => v.path === 'app/store.py'), 'paths are workspace-relative');
+    assert.equal(hit.history.complete, true);
+  });
+
+  test('a renamed container makes its methods new; a line removed at the end of a method is a body change', async () => {
+    const hit = await walk('Cache.get');
+    assert.deepEqual(kinds(hit), ['body_changed get shorter', 'introduced rename class']);
+    const helper = await walk('helper');
+    assert.deepEqual(kinds(helper), ['body_changed helper body', 'introduced get intro']);
+  });
+});
+
+function kinds(h: Hit): string[] {
+  return h.history.versions.map((v) => `${v.kind} ${v.summary}`);
+}

@@ -406,3 +406,43 @@ test('rule 41: refs are read afresh on every request: a branch that moves (loose
     removeWorkspace(root);
   }
 });
+
+test('rules 40, 43: TypeScript, Rust and Go read at a revision as committed, with their nodes', async () => {
+  const root = tempWorkspace();
+  const repo = gitFixture(root);
+  const first = repo.commit('three languages', {
+    'web/api.ts': 'export class Api {\n  load(id: string): string {\n    return id;\n  }\n}\n',
+    'core/lib.rs': 'pub fn hash(x: u64) -> u64 {\n    x\n}\n',
+    'srv/srv.go': 'package srv\n\nfunc Serve(addr string) error {\n\treturn nil\n}\n',
+  });
+  const second = repo.commit('change them', {
+    'web/api.ts': 'export class Api {\n  load(id: string): number {\n    return Number(id);\n  }\n}\n',
+    'core/lib.rs': 'pub fn hash(x: u64, seed: u64) -> u64 {\n    x ^ seed\n}\n',
+    'srv/srv.go': 'package srv\n\nfunc Serve(addr string, port int) error {\n\treturn nil\n}\n',
+  });
+  writeFileSync(join(root, 'core/lib.rs'), 'pub fn hash() -> u64 {\n    0\n}\n');
+  const rift = await startRift(root);
+  try {
+    const source = async (name: string, rev?: string) => {
+      const page = (await rift.call('get_symbol', { name, ...(rev ? { rev } : {}) })) as Page;
+      return { text: page.hits[0]?.source?.text, path: page.hits[0]?.path, revision: page.revision };
+    };
+    assert.deepEqual(await source('Api.load', first), { text: 'load(id: string): string {\n    return id;\n  }', path: 'web/api.ts', revision: first });
+    assert.deepEqual(await source('Api.load', 'main'), { text: 'load(id: string): number {\n    return Number(id);\n  }', path: 'web/api.ts', revision: second });
+    assert.deepEqual(await source('hash', first), { text: 'pub fn hash(x: u64) -> u64 {\n    x\n}', path: 'core/lib.rs', revision: first });
+    assert.equal((await source('hash', 'main')).text, 'pub fn hash(x: u64, seed: u64) -> u64 {\n    x ^ seed\n}');
+    assert.equal((await source('hash')).text, 'pub fn hash() -> u64 {\n    0\n}', 'the working tree keeps its uncommitted edit');
+    assert.deepEqual(await source('Serve', first), { text: 'func Serve(addr string) error {\n\treturn nil\n}', path: 'srv/srv.go', revision: first });
+    type Nodes = { nodes: Array<{ kind: string; symbol?: string }>; revision: string };
+    const rs = (await rift.call('nodes', { path: 'core/lib.rs', position: 8, rev: first })) as Nodes;
+    assert.equal(rs.revision, first);
+    assert.ok(rs.nodes.some((n) => n.kind === 'function_item' && n.symbol === 'rift://symbol/rust/core/lib.rs/hash'));
+    const go = (await rift.call('nodes', { path: 'srv/srv.go', position: 20, rev: 'main' })) as Nodes;
+    assert.ok(go.nodes.some((n) => n.kind === 'function_declaration' && n.symbol === 'rift://symbol/go/srv/srv.go/Serve'));
+    const ts = (await rift.call('search', { query: 'Number', rev: first })) as { results: unknown[] };
+    assert.deepEqual(ts.results, [], 'the older revision holds no Number(id)');
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
