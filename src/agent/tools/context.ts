@@ -4,7 +4,7 @@ import type { Approval } from '../policy/approval.ts';
 import type { Gate } from '../policy/gate.ts';
 import type { PostEditHooks } from '../policy/hooks.ts';
 import type { Sandbox } from '../policy/sandbox.ts';
-import type { BackgroundTasks, CommandRun } from '../base/tasks.ts';
+import type { BackgroundTasks, CommandEnv, CommandRun } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { ProjectFile, UndoJournal } from '../session/undo.ts';
 import type { EngineRegistry } from '../../engine/registry.ts';
@@ -56,6 +56,8 @@ export interface ToolContext {
   bashWrapper?: string;
   /** The OS sandbox bash commands run in (absent: none, as in unit tests of other tools). */
   sandbox?: Sandbox;
+  /** Environment changes for the commands bash and the post-edit hooks run (an isolated sub-agent's git boundary). */
+  commandEnv?: CommandEnv;
   /** Post-edit hooks, run after each applied write/edit/replace_symbol/patch; shared with sub-agents. */
   hooks?: PostEditHooks;
   /** read, write and edit go through the editor when it offers its files. */
