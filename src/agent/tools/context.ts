@@ -8,7 +8,7 @@ import type { BackgroundTasks, CommandEnv, CommandRun } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { ProjectFile, UndoJournal } from '../session/undo.ts';
 import type { EngineRegistry } from '../../engine/registry.ts';
-import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
+import type { ChangeApi, ProjectionApi, ReadApi, SearchApi } from '../../services/api.ts';
 import { WorkspaceFiles, type LocateFailure } from '../../services/workspace-files.ts';
 
 // What every tool call sees. Shared switches (approval, rules) live on objects the front end
@@ -21,6 +21,8 @@ export interface CodeServices {
   change?: ChangeApi;
   /** The language engines, when the code runs in this process: diagnostics after write and edit. */
   engines?: EngineRegistry;
+  /** Projections of the workspace: isolated sub-agents work in one each. */
+  projections?: ProjectionApi;
 }
 
 /** The files as an editor holds them (its open buffers, over ACP); absent: the disk. */
