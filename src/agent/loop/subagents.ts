@@ -4,6 +4,7 @@ import { systemPrompt } from './prompt.ts';
 import { isHookInfo } from '../policy/hooks.ts';
 import { buildRoute } from '../providers/routing.ts';
 import { ToolError, type Tool } from '../base/tool.ts';
+import { isRiftError } from '../../core/errors.ts';
 import type { ToolContext } from '../tools/context.ts';
 import type { AgentEvent } from '../base/types.ts';
 import type { Persona } from '../extensions/personas.ts';
@@ -115,6 +116,7 @@ export function agentTool(parent: () => Agent, config: AgentConfig, personas: re
             const r = await resume(ctx, t.projection, earlier.path, earlier.refusal);
             setups.push({ iso: r.iso, note: r.note, acceptDependencies: r.acceptDependencies, earlier });
           } catch (e) {
+            if (isRiftError(e) && e.code === 'resource_not_found') throw new ToolError(`agent: projection '${t.projection}' no longer exists (it was removed outside this session)`);
             kept.set(t.projection, earlier);
             throw e;
           }
