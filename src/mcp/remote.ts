@@ -2,7 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isRiftError } from '../core/errors.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { ChangeApi, ReadApi, SearchApi } from '../services/api.ts';
+import type { ChangeApi, ProjectionApi, ReadApi, ScopedApis, SearchApi } from '../services/api.ts';
+import type { ChangeRecord, ProjectionState } from '../protocol/projection.ts';
 import type { ChangeOptions } from '../services/change-service.ts';
 import { RENAME_REVIEW_META, TRUSTED_HOOKS_META } from './wire.ts';
 import type { ProposedWrite } from '../change/rename.ts';
@@ -19,6 +20,7 @@ export interface RemoteServices {
   read: ReadApi;
   search: SearchApi;
   change: ChangeApi;
+  projections: ProjectionApi;
   close(): Promise<void>;
 }
 
@@ -40,32 +42,65 @@ export async function connectRemote(lock: ServerLock, client: { name: string; ve
       throw fromWireError(e) ?? e;
     }
   };
-  return {
+  /** The read, search and change tools, each called with `scope` added to its arguments (a projection, or nothing). */
+  const apis = (scope: { projection?: string }): ScopedApis => ({
     read: {
-      getSymbol: (input) => call('get_symbol', input),
-      nodes: (input) => call('nodes', input),
+      getSymbol: (input) => call('get_symbol', { ...input, ...scope }),
+      nodes: (input) => call('nodes', { ...input, ...scope }),
     },
-    search: { search: (input) => call('search', input) },
+    search: { search: (input) => call('search', { ...input, ...scope }) },
     change: {
-      replaceSymbol: (input, options) => call('replace_symbol', input, options),
-      insertSymbol: (input, options) => call('insert_symbol', input, options),
-      removeSymbol: (input, options) => call('remove_symbol', input, options),
-      replaceNode: (input, options) => call('replace_node', input, options),
-      insertNode: (input, options) => call('insert_node', input, options),
-      removeNode: (input, options) => call('remove_node', input, options),
-      patch: (input, options) => call('patch', input, options),
-      moveFile: (input, options) => call('move_file', input, options),
+      replaceSymbol: (input, options) => call('replace_symbol', { ...input, ...scope }, options),
+      insertSymbol: (input, options) => call('insert_symbol', { ...input, ...scope }, options),
+      removeSymbol: (input, options) => call('remove_symbol', { ...input, ...scope }, options),
+      replaceNode: (input, options) => call('replace_node', { ...input, ...scope }, options),
+      insertNode: (input, options) => call('insert_node', { ...input, ...scope }, options),
+      removeNode: (input, options) => call('remove_node', { ...input, ...scope }, options),
+      patch: (input, options) => call('patch', { ...input, ...scope }, options),
+      moveFile: (input, options) => call('move_file', { ...input, ...scope }, options),
       // The server cannot call a reviewer back: the rename is proposed, reviewed here, then
       // applied only as approved (the same files, each still holding the approved bytes).
       renameSymbol: async (input, options = {}, review) => {
-        if (!review) return call('rename_symbol', input, options);
-        const proposed = await call<ChangeResult>('rename_symbol', input, { ...options, renameReview: { propose: true } });
+        const args = { ...input, ...scope };
+        if (!review) return call('rename_symbol', args, options);
+        const proposed = await call<ChangeResult>('rename_symbol', args, { ...options, renameReview: { propose: true } });
         const writes = proposalOf(proposed);
         if (writes === null) return proposed; // refused for a reason of its own (declined, unsupported, …)
         await review(writes);
-        return call('rename_symbol', input, { ...options, renameReview: { approved: writes } });
+        return call('rename_symbol', args, { ...options, renameReview: { approved: writes } });
       },
     },
+  });
+  /** A resource's JSON body. */
+  const resource = async <T>(uri: string): Promise<T> => {
+    try {
+      const r = await mcp.readResource({ uri });
+      const first = r.contents[0];
+      return JSON.parse(first && 'text' in first ? first.text : 'null') as T;
+    } catch (e) {
+      throw fromWireError(e) ?? e;
+    }
+  };
+  const projections: ProjectionApi = {
+    create: (reason) => call('projection_create', { reason }),
+    publish: (input) => call('publish', input),
+    restore: (input) => call('projection_restore', input),
+    remove: (id) => call('projection_remove', { projection: id }),
+    // Every page of rift://changes, oldest change first.
+    changeList: async (id) => {
+      const query = id === null ? '' : `projection=${id}&`;
+      const changes: ChangeRecord[] = [];
+      for (let page = 0; ; page++) {
+        const body = await resource<{ state: ProjectionState | null; changes: ChangeRecord[]; pagination: { total_pages: number } }>(`rift://changes?${query}page_index=${page}`);
+        changes.push(...body.changes);
+        if (page + 1 >= body.pagination.total_pages) return { state: body.state, changes };
+      }
+    },
+    scoped: (id) => apis({ projection: id }),
+  };
+  return {
+    ...apis({}),
+    projections,
     async close() {
       await transport.terminateSession().catch(() => {});
       await mcp.close();

@@ -25,6 +25,7 @@ import type { FileWrite } from '../change/publish.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
 import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { compareProjectPaths, walkWorkspace } from '../workspace/walk.ts';
+import type { ScopedApis } from './api.ts';
 import type { ChangeOptions, ChangeService } from './change-service.ts';
 import { pageLimit, pagination } from './read-gate.ts';
 import type { ReadService } from './read-service.ts';
@@ -543,6 +544,32 @@ export class ProjectionService {
       });
       return result;
     });
+  }
+
+  /**
+   * The read, search and change services working in projection `id`, as the MCP tools called
+   * with `projection: id` are: each read records what it returned, each change its confirmations.
+   */
+  scoped(id: string): ScopedApis {
+    const change = (options: ChangeOptions, run: (service: ChangeService, options: ChangeOptions) => Promise<ChangeResult>) => this.change(id, options, run);
+    return {
+      read: {
+        getSymbol: (input) => this.read(id, null, (e) => e.read.getSymbol(input)),
+        nodes: (input) => this.read(id, input.path, (e) => e.read.nodes(input)),
+      },
+      search: { search: (input) => this.read(id, null, (e) => e.search.search(input)) },
+      change: {
+        replaceSymbol: (input, options = {}) => change(options, (c, o) => c.replaceSymbol(input, o)),
+        insertSymbol: (input, options = {}) => change(options, (c, o) => c.insertSymbol(input, o)),
+        removeSymbol: (input, options = {}) => change(options, (c, o) => c.removeSymbol(input, o)),
+        replaceNode: (input, options = {}) => change(options, (c, o) => c.replaceNode(input, o)),
+        insertNode: (input, options = {}) => change(options, (c, o) => c.insertNode(input, o)),
+        removeNode: (input, options = {}) => change(options, (c, o) => c.removeNode(input, o)),
+        patch: (input, options = {}) => change(options, (c, o) => c.patch(input, o)),
+        moveFile: (input, options = {}) => change(options, (c, o) => c.moveFile(input, o)),
+        renameSymbol: (input, options = {}, review) => change(options, (c, o) => c.renameSymbol(input, o, review)),
+      },
+    };
   }
 
   /** Rules 158–166. */

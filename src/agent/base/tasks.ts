@@ -15,6 +15,18 @@ export function stripAnsi(s: string): string {
   return stripVTControlCharacters(s);
 }
 
+/** Environment changes for the commands a tool runs: a string sets the variable, null removes it. */
+export type CommandEnv = Readonly<Record<string, string | null>>;
+
+/** `argv` started through env(1) with `changes` applied; unchanged when there are none. */
+export function withEnv(argv: readonly string[], changes: CommandEnv | undefined): string[] {
+  const entries = Object.entries(changes ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (entries.length === 0) return [...argv];
+  const unset = entries.flatMap(([k, v]) => (v === null ? ['-u', k] : []));
+  const set = entries.flatMap(([k, v]) => (v === null ? [] : [`${k}=${v}`]));
+  return ['env', ...unset, ...set, ...argv];
+}
+
 interface Task {
   id: number;
   label: string;

@@ -10,7 +10,7 @@ import { recoverTextualToolCalls, stripTemplateTokens } from './recovery.ts';
 import type { AgentConfig } from '../base/config.ts';
 import { buildRoute, preflight, type Route } from '../providers/routing.ts';
 import { Session } from '../session/session.ts';
-import { BackgroundTasks } from '../base/tasks.ts';
+import { BackgroundTasks, type CommandEnv } from '../base/tasks.ts';
 import { ToolError } from '../base/tool.ts';
 import type { CodeServices, CommandRunner, EditorFiles, ToolContext } from '../tools/context.ts';
 import { ToolRegistry } from '../tools/registry.ts';
@@ -72,8 +72,10 @@ export interface AgentOptions {
   /** Headless: nudge and greedy retry on, ask_user answered by best judgment. */
   alwaysTask?: boolean;
   bashWrapper?: string;
-  /** The OS sandbox for bash commands; sub-agents share it. */
+  /** The OS sandbox for bash commands; sub-agents share it (an isolated one gets it around its projection). */
   sandbox?: Sandbox;
+  /** Environment changes for the commands bash and the post-edit hooks run. */
+  commandEnv?: CommandEnv;
   /** Post-edit hooks (B.13): a live list the front end may extend mid-session; sub-agents share it. */
   hooks?: PostEditHooks;
   /** The editor's files and terminal (ACP), when the front end offers them. */
@@ -531,6 +533,7 @@ class Turn {
       canAskUser: !a.opts.alwaysTask && a.opts.gate.interactive,
       bashWrapper: a.opts.bashWrapper,
       sandbox: a.opts.sandbox,
+      commandEnv: a.opts.commandEnv,
       hooks: a.opts.hooks,
       editorFiles: a.opts.editorFiles,
       runner: a.opts.runner,

@@ -300,6 +300,7 @@ export class AgentAssembly {
       this.code.search = workspace.search;
       this.code.change = workspace.change;
       this.code.engines = workspace.engines ?? undefined;
+      this.code.projections = workspace.projections;
       const std = ToolRegistry.standard(this.code);
       for (const name of std.names()) if (!this.agent.registry.get(name)) this.agent.registry.register(std.get(name)!);
     } catch (e) {

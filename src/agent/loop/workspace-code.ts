@@ -2,7 +2,7 @@ import { log } from '../../core/log.ts';
 import { changeOutcomeUnknown } from '../../mcp/errors.ts';
 import { connectRemote, failureKind } from '../../mcp/remote.ts';
 import { findServer } from '../../mcp/discovery.ts';
-import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
+import type { ChangeApi, ProjectionApi, ReadApi, ScopedApis, SearchApi } from '../../services/api.ts';
 import type { ChangeOptions } from '../../services/change-service.ts';
 import type { EngineRegistry } from '../../engine/registry.ts';
 import type { EngineTrust } from '../../engine/definitions.ts';
@@ -19,6 +19,7 @@ interface Backend {
   read: ReadApi;
   search: SearchApi;
   change: ChangeApi;
+  projections: ProjectionApi;
   /** The language engines, when the backend is the engine in this process. */
   engines: EngineRegistry | null;
   remote: boolean;
@@ -42,7 +43,15 @@ async function openBackend(root: string, version: string, build: boolean, engine
   const { Engine } = await import('../../services/engine.ts');
   const engine: Engine = await Engine.open(root, { watch: true, engineTrust });
   if (build) engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
-  return { read: engine.read, search: engine.search, change: engine.change, engines: engine.engines, remote: false, close: () => engine.close() };
+  return {
+    read: engine.read,
+    search: engine.search,
+    change: engine.change,
+    projections: engine.projections,
+    engines: engine.engines,
+    remote: false,
+    close: () => engine.close(),
+  };
 }
 
 export class WorkspaceCode {
@@ -99,16 +108,42 @@ export class WorkspaceCode {
     search: (input) => this.run('read', (b) => b.search.search(input)),
   };
 
-  readonly change: ChangeApi = {
-    replaceSymbol: (input, options) => this.run('change', (b) => b.change.replaceSymbol(input, { ...options, ...this.changeOptions() })),
-    insertSymbol: (input, options) => this.run('change', (b) => b.change.insertSymbol(input, { ...options, ...this.changeOptions() })),
-    removeSymbol: (input, options) => this.run('change', (b) => b.change.removeSymbol(input, { ...options, ...this.changeOptions() })),
-    replaceNode: (input, options) => this.run('change', (b) => b.change.replaceNode(input, { ...options, ...this.changeOptions() })),
-    insertNode: (input, options) => this.run('change', (b) => b.change.insertNode(input, { ...options, ...this.changeOptions() })),
-    removeNode: (input, options) => this.run('change', (b) => b.change.removeNode(input, { ...options, ...this.changeOptions() })),
-    patch: (input, options) => this.run('change', (b) => b.change.patch(input, { ...options, ...this.changeOptions() })),
-    moveFile: (input, options) => this.run('change', (b) => b.change.moveFile(input, { ...options, ...this.changeOptions() })),
-    renameSymbol: (input, options, review) => this.run('change', (b) => b.change.renameSymbol(input, { ...options, ...this.changeOptions() }, review)),
+  /** The change service of `scope` (the workspace, or one projection of it), every call carrying the session's change options. */
+  private changeApi(scope: (b: Backend) => ChangeApi): ChangeApi {
+    const opts = <O>(options: O | undefined) => ({ ...options, ...this.changeOptions() });
+    return {
+      replaceSymbol: (input, options) => this.run('change', (b) => scope(b).replaceSymbol(input, opts(options))),
+      insertSymbol: (input, options) => this.run('change', (b) => scope(b).insertSymbol(input, opts(options))),
+      removeSymbol: (input, options) => this.run('change', (b) => scope(b).removeSymbol(input, opts(options))),
+      replaceNode: (input, options) => this.run('change', (b) => scope(b).replaceNode(input, opts(options))),
+      insertNode: (input, options) => this.run('change', (b) => scope(b).insertNode(input, opts(options))),
+      removeNode: (input, options) => this.run('change', (b) => scope(b).removeNode(input, opts(options))),
+      patch: (input, options) => this.run('change', (b) => scope(b).patch(input, opts(options))),
+      moveFile: (input, options) => this.run('change', (b) => scope(b).moveFile(input, opts(options))),
+      renameSymbol: (input, options, review) => this.run('change', (b) => scope(b).renameSymbol(input, opts(options), review)),
+    };
+  }
+
+  readonly change: ChangeApi = this.changeApi((b) => b.change);
+
+  /**
+   * Projections of the workspace, on whichever backend serves now. Creating, publishing,
+   * restoring and removing are changes (an answer lost with the server is reported, not resent).
+   */
+  readonly projections: ProjectionApi = {
+    create: (reason) => this.run('change', (b) => b.projections.create(reason)),
+    publish: (input) => this.run('change', (b) => b.projections.publish(input)),
+    restore: (input) => this.run('change', (b) => b.projections.restore(input)),
+    remove: (id) => this.run('change', (b) => b.projections.remove(id)),
+    changeList: (id) => this.run('read', (b) => b.projections.changeList(id)),
+    scoped: (id): ScopedApis => ({
+      read: {
+        getSymbol: (input) => this.run('read', (b) => b.projections.scoped(id).read.getSymbol(input)),
+        nodes: (input) => this.run('read', (b) => b.projections.scoped(id).read.nodes(input)),
+      },
+      search: { search: (input) => this.run('read', (b) => b.projections.scoped(id).search.search(input)) },
+      change: this.changeApi((b) => b.projections.scoped(id).change),
+    }),
   };
 
   async close(): Promise<void> {

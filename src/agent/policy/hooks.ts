@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../base/config.ts';
-import { runCommand, stripAnsi } from '../base/tasks.ts';
+import { runCommand, stripAnsi, withEnv, type CommandEnv } from '../base/tasks.ts';
 import type { TrustStore } from './trust.ts';
 import type { AgentEvent, EventSink } from '../base/types.ts';
 
@@ -20,6 +20,8 @@ export interface HookRunContext {
   cwd: string;
   signal: AbortSignal;
   emit: EventSink;
+  /** Environment changes for the hook's shell (an isolated sub-agent's). */
+  commandEnv?: CommandEnv;
 }
 
 interface HookOutcome {
@@ -72,7 +74,7 @@ export class PostEditHooks {
   async afterEdit(ctx: HookRunContext, path: string): Promise<string> {
     let report = '';
     for (const command of this.commands) {
-      const r = await runHook(command, ctx.cwd, ctx.signal, this.timeoutMs);
+      const r = await runHook(command, ctx, this.timeoutMs);
       ctx.emit({ event: 'info', text: `hook ${r.ok ? '✓' : '✗'} ${command}` });
       if (!r.ok) report += `\n\n[post-edit hook FAILED (exit ${r.exit}): ${command}]\n${quote(r.output)}`;
     }
@@ -96,8 +98,8 @@ export function quote(output: string): string {
   return chars.slice(0, HOOK_OUTPUT_CHARS_MAX - marker.length).join('') + marker;
 }
 
-async function runHook(command: string, cwd: string, signal: AbortSignal, timeoutMs: number): Promise<HookOutcome> {
-  const r = await runCommand(['sh', '-c', command], { cwd, signal, timeoutMs, keepBytes: HOOK_OUTPUT_BYTES_KEPT });
+async function runHook(command: string, ctx: HookRunContext, timeoutMs: number): Promise<HookOutcome> {
+  const r = await runCommand(withEnv(['sh', '-c', command], ctx.commandEnv), { cwd: ctx.cwd, signal: ctx.signal, timeoutMs, keepBytes: HOOK_OUTPUT_BYTES_KEPT });
   if (r.startError !== undefined) return { ok: false, exit: 'error', output: `could not start the shell: ${r.startError}` };
   if (r.timedOut) {
     const note = `[killed after ${timeoutMs / 1000}s with its whole process tree]`;

@@ -9,7 +9,8 @@ import { programNames, type ProgramUse, type ShellAnalysis } from './shell.ts';
 // runs (shell.ts reads it with the shell grammar) under each of its names — as written, its
 // basename, its absolute path and its real path. Path rules match the path and the file it
 // really is (symlinks resolved). A deny or ask holds when any name or path matches; an allow
-// only when every one does.
+// only when every one does. A path inside a projection (an isolated sub-agent's copy of the
+// workspace) is checked as the workspace path it stands for, so the same rules hold there.
 
 /** Always enforced, whatever the approval mode or rules say. `*` crosses `/` here. */
 export const BUILTIN_BASH_DENY: readonly string[] = [
@@ -119,6 +120,20 @@ function ruleCovers(ruleTool: string, tool: string): boolean {
 }
 
 export type Verdict = { kind: 'deny' | 'ask' | 'allow'; rule: string } | { kind: 'none' };
+
+/**
+ * `<root>/.rift/projections/prj_<26 base32>/<rest>`: a projection, a copy of the workspace at
+ * `<root>` (services/projection-service.ts, docs/projections.md).
+ */
+const PROJECTION_PATH = /^(.*)[\\/]\.rift[\\/]projections[\\/]prj_[a-z2-7]{26}(?:[\\/](.*))?$/;
+
+/** The workspace path a path inside a projection stands for; any other path as it is. */
+export function workspacePathOf(abs: string): string {
+  const m = PROJECTION_PATH.exec(abs);
+  if (!m) return abs;
+  const root = m[1] === '' ? sep : m[1];
+  return m[2] === undefined || m[2] === '' ? root : join(root, m[2]);
+}
 
 export class PermissionRules {
   readonly deny: Rule[];
@@ -236,8 +251,9 @@ export class PermissionRules {
 
   /** The absolute path as named, and the file it is: symlinks resolved along the deepest part that exists. */
   private pathForms(target: string): string[] {
-    const abs = isAbsolute(target) ? resolve(target) : resolve(this.cwd, target);
-    const real = realTarget(abs);
+    const named = isAbsolute(target) ? resolve(target) : resolve(this.cwd, target);
+    const abs = workspacePathOf(named);
+    const real = workspacePathOf(realTarget(named));
     return real === abs ? [abs] : [abs, real];
   }
 
@@ -279,7 +295,8 @@ export function suggestBashPattern(command: string): string {
 }
 
 /** A work-area rule for "always allow": the top directory of the path, or the file itself at the root. */
-export function suggestEditRule(cwd: string, absPath: string): string {
+export function suggestEditRule(cwd: string, named: string): string {
+  const absPath = workspacePathOf(named);
   const rel = relative(cwd, absPath).split(sep).join('/');
   if (rel.startsWith('..') || isAbsolute(rel)) return `Edit(${absPath})`;
   const top = rel.split('/');

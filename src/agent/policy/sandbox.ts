@@ -17,13 +17,25 @@ export class Sandbox {
     private readonly workspace: string,
     /** Paths that stay read-only even inside a writable one. */
     private readonly protectedPaths: readonly string[],
+    /** The user's own protected paths (`create`'s `protect`), kept by `within`. */
+    private readonly userPaths: readonly string[],
   ) {}
 
   /** `protect`: the user's rift config and data directories (they hold permissions and trust). */
   static create(config: SandboxConfig, workspace: string, protect: readonly string[], env: NodeJS.ProcessEnv = process.env): Sandbox {
     const probe = config.mode === 'off' ? { available: false, binary: null, reason: 'the sandbox is turned off in the user config (sandbox.mode = "off")' } : probeSandbox(env);
     const ws = realPath(workspace);
-    return new Sandbox(probe, config, ws, [...protect, join(ws, '.git', 'hooks'), join(ws, '.git', 'config')].map(realPath));
+    return new Sandbox(probe, config, ws, [...protect, join(ws, '.git', 'hooks'), join(ws, '.git', 'config')].map(realPath), protect);
+  }
+
+  /**
+   * The same sandbox around a copy of the workspace (an isolated sub-agent's projection): that
+   * directory writable instead of the workspace, which stays read-only with the rest, and the
+   * copy's own `.rift` (its index) read-only inside it.
+   */
+  within(tree: string): Sandbox {
+    const root = realPath(tree);
+    return new Sandbox(this.probe, this.config, root, [...this.userPaths, join(root, '.rift'), join(root, '.git', 'hooks'), join(root, '.git', 'config')].map(realPath), this.userPaths);
   }
 
   /** Commands run inside the sandbox. */

@@ -1,4 +1,4 @@
-import { runCommand, stripAnsi } from '../base/tasks.ts';
+import { runCommand, stripAnsi, withEnv } from '../base/tasks.ts';
 import { ToolError, optBool, optInt, stringArg, type Tool } from '../base/tool.ts';
 import type { ToolContext } from './context.ts';
 
@@ -54,7 +54,7 @@ export const bashTool: Tool<ToolContext> = {
     const unsandboxed = ctx.sandbox?.refusal();
     if (unsandboxed) throw new ToolError(unsandboxed);
     await ctx.approval.authorizeBash(ctx.gate, command, ctx.signal);
-    const shell = wrapCommand(ctx.bashWrapper, command, ctx.cwd);
+    const shell = withEnv(wrapCommand(ctx.bashWrapper, command, ctx.cwd), ctx.commandEnv);
     const argv = ctx.sandbox ? ctx.sandbox.wrap(shell, ctx.cwd) : shell;
     if (background) {
       try {

@@ -4,11 +4,11 @@ import type { Approval } from '../policy/approval.ts';
 import type { Gate } from '../policy/gate.ts';
 import type { PostEditHooks } from '../policy/hooks.ts';
 import type { Sandbox } from '../policy/sandbox.ts';
-import type { BackgroundTasks, CommandRun } from '../base/tasks.ts';
+import type { BackgroundTasks, CommandEnv, CommandRun } from '../base/tasks.ts';
 import type { EventSink, PlanItem } from '../base/types.ts';
 import type { ProjectFile, UndoJournal } from '../session/undo.ts';
 import type { EngineRegistry } from '../../engine/registry.ts';
-import type { ChangeApi, ReadApi, SearchApi } from '../../services/api.ts';
+import type { ChangeApi, ProjectionApi, ReadApi, SearchApi } from '../../services/api.ts';
 import { WorkspaceFiles, type LocateFailure } from '../../services/workspace-files.ts';
 
 // What every tool call sees. Shared switches (approval, rules) live on objects the front end
@@ -21,6 +21,8 @@ export interface CodeServices {
   change?: ChangeApi;
   /** The language engines, when the code runs in this process: diagnostics after write and edit. */
   engines?: EngineRegistry;
+  /** Projections of the workspace: isolated sub-agents work in one each. */
+  projections?: ProjectionApi;
 }
 
 /** The files as an editor holds them (its open buffers, over ACP); absent: the disk. */
@@ -56,6 +58,8 @@ export interface ToolContext {
   bashWrapper?: string;
   /** The OS sandbox bash commands run in (absent: none, as in unit tests of other tools). */
   sandbox?: Sandbox;
+  /** Environment changes for the commands bash and the post-edit hooks run (an isolated sub-agent's git boundary). */
+  commandEnv?: CommandEnv;
   /** Post-edit hooks, run after each applied write/edit/replace_symbol/patch; shared with sub-agents. */
   hooks?: PostEditHooks;
   /** read, write and edit go through the editor when it offers its files. */

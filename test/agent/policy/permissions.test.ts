@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Approval } from '../../../src/agent/policy/approval.ts';
 import { mergeConfig } from '../../../src/agent/base/config.ts';
 import type { AskRequest, Gate, ReviewRequest } from '../../../src/agent/policy/gate.ts';
-import { PermissionRules, builtinBashDenied, parseRule, suggestBashPattern, suggestEditRule } from '../../../src/agent/policy/permissions.ts';
+import { PermissionRules, builtinBashDenied, parseRule, suggestBashPattern, suggestEditRule, workspacePathOf } from '../../../src/agent/policy/permissions.ts';
 import { analyzeShell, initShell } from '../../../src/agent/policy/shell.ts';
 import { ollamaReply } from '../../support/model-server.ts';
 import { tempDir, useModelServer } from '../../support/agent-harness.ts';
@@ -71,6 +71,18 @@ describe('agent permissions: rules', () => {
     assert.deepEqual(r.verdict('edit', '/work/proj/lib/a.ts'), { kind: 'none' });
     assert.equal(r.denied('read', '/work/proj/secrets/k.pem'), 'Read(secrets/**)');
     assert.equal(r.denied('grep', 'secrets/k.pem'), 'Read(secrets/**)');
+  });
+
+  it('a path inside a projection is checked as the workspace path it stands for', () => {
+    const prj = '/work/proj/.rift/projections/prj_abcdefghijklmnopqrstuvwxyz';
+    assert.equal(workspacePathOf(`${prj}/src/a.ts`), '/work/proj/src/a.ts');
+    assert.equal(workspacePathOf(prj), '/work/proj');
+    assert.equal(workspacePathOf('/work/proj/.rift/projections/other/src/a.ts'), '/work/proj/.rift/projections/other/src/a.ts');
+    const r = new PermissionRules({ allow: ['Edit(src/**)'], ask: [], deny: ['Read(secrets/**)', 'Edit(locked/**)'] }, cwd);
+    assert.deepEqual(r.verdict('edit', `${prj}/src/a.ts`), { kind: 'allow', rule: 'Edit(src/**)' });
+    assert.deepEqual(r.verdict('write', `${prj}/locked/x`), { kind: 'deny', rule: 'Edit(locked/**)' });
+    assert.equal(r.denied('read', `${prj}/secrets/k.pem`), 'Read(secrets/**)');
+    assert.equal(suggestEditRule('/work/proj', `${prj}/lib/x/y.ts`), 'Edit(lib/**)');
   });
 
   it('suggests always-allow patterns as the reference does', () => {
