@@ -26,6 +26,7 @@ import { ensureStateDir } from '../workspace/state-dir.ts';
 import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { compareProjectPaths, walkWorkspace } from '../workspace/walk.ts';
 import type { ChangeOptions, ChangeService } from './change-service.ts';
+import { FsService } from './fs-service.ts';
 import { pageLimit, pagination } from './read-gate.ts';
 import type { ReadService } from './read-service.ts';
 import type { SearchService } from './search-service.ts';
@@ -682,6 +683,17 @@ export class ProjectionService {
         return this.state(id);
       }),
     );
+  }
+
+  /**
+   * `rift://fs?projection=<id>`: the projection's tree as its own policy shows it, from its index
+   * as it stands (a read of bytes, like one made in the directory: it reconciles nothing and
+   * joins no read set).
+   */
+  async fs(id: string): Promise<FsService> {
+    const engine = await this.engineFor(id);
+    await engine.indexer.ensureBuilt(engine.config.current().config);
+    return new FsService(engine);
   }
 
   /** `rift://changes`: a projection's changeset (reconciled first), or null state for the workspace's (none kept). */
