@@ -140,9 +140,9 @@ export const RESOURCES: readonly ResourceDefinition[] = [
     schema: ChangesResource,
     params: ['projection'],
     read: async (s, page, args) => {
-      const { state, changes } = await s.projections.changeList(args.params.projection ?? null);
+      const { state, changes, snapshot } = await s.projections.changeList(projectionParam(args));
       const at = page * CHANGES_PAGE_RECORDS;
-      return { uri: args.uri, state, changes: changes.slice(at, at + CHANGES_PAGE_RECORDS), pagination: pagination(page, changes.length, CHANGES_PAGE_RECORDS) };
+      return { uri: args.uri, state, changes: changes.slice(at, at + CHANGES_PAGE_RECORDS), pagination: pagination(page, changes.length, CHANGES_PAGE_RECORDS), snapshot };
     },
   },
 ];

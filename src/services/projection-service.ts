@@ -696,9 +696,19 @@ export class ProjectionService {
     return new FsService(engine);
   }
 
-  /** `rift://changes`: a projection's changeset (reconciled first), or null state for the workspace's (none kept). */
-  async changeList(id: string | null): Promise<{ state: ProjectionState | null; changes: ChangeRecord[] }> {
-    if (id === null) return { state: null, changes: [] };
-    return this.holding(id, async () => ({ state: this.state(id), changes: this.changes(id) }));
+  /**
+   * `rift://changes`: a projection's changeset (reconciled first) under the revision of its index,
+   * or for the workspace (which keeps no changeset) null state and no changes under the workspace's.
+   */
+  async changeList(id: string | null): Promise<{ state: ProjectionState | null; changes: ChangeRecord[]; snapshot: { tree_revision: string } }> {
+    if (id === null) {
+      await this.workspace.indexer.ensureBuilt(this.workspace.config.current().config);
+      return { state: null, changes: [], snapshot: { tree_revision: this.workspace.indexer.snapshot.revision } };
+    }
+    return this.holding(id, async (engine) => {
+      // A shell's writes are reconciled and refreshed by now; a projection with none may not be built yet.
+      await engine.indexer.ensureBuilt(engine.config.current().config);
+      return { state: this.state(id), changes: this.changes(id), snapshot: { tree_revision: engine.indexer.snapshot.revision } };
+    });
   }
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { treeRevision } from '../../src/core/digest.ts';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -317,3 +318,54 @@ describe('projection read-set bounds (rule 163)', () => {
   });
 });
 
+const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+/** The tree revision of a tree (every file below it, `.rift` and `.git` excepted), as the index computes it. */
+const revisionOf = (root: string) => {
+  const files = tree(root);
+  return treeRevision(Object.keys(files).sort().map((path) => ({ path, sha256: sha(files[path]) })));
+};
+
+describe('rift://changes: the workspace form, paging and snapshot', () => {
+  let root: string;
+  let rift: RiftMcp;
+  serveStandalone({ 'a/b/c.py': 'X = 1\n' }, (r, m) => ((root = r), (rift = m)));
+
+  test('without projection: state null, no changes, one page, under the workspace index revision', async () => {
+    assert.deepEqual(await resource(rift, 'rift://changes'), {
+      uri: 'rift://changes',
+      state: null,
+      changes: [],
+      pagination: { page_index: 0, total_pages: 1 },
+      snapshot: { tree_revision: revisionOf(root) },
+    });
+    const past = await resource(rift, 'rift://changes?page_index=3');
+    assert.deepEqual(past.pagination, { page_index: 3, total_pages: 1 });
+  });
+
+  test('a projection\'s changes page by 100, oldest first, under the projection index revision', async () => {
+    const p = await create(rift);
+    // 101 shell writes, each reconciled by a read into a filesystem change of its own.
+    for (let i = 0; i <= 100; i++) {
+      writeFileSync(join(p.path, `n${String(i).padStart(3, '0')}.txt`), `note ${i}\n`);
+      await resource(rift, `rift://changes?projection=${p.id}&page_index=9`);
+    }
+    const page0 = (await resource(rift, `rift://changes?projection=${p.id}`)) as { uri: string; state: unknown; changes: Array<{ origin: string; paths: string[] }>; pagination: unknown; snapshot: unknown };
+    assert.equal(page0.uri, `rift://changes?projection=${p.id}`);
+    assert.deepEqual(page0.state, { dirty: true, unaccepted: true });
+    assert.equal(page0.changes.length, 100);
+    assert.deepEqual(page0.changes[0].paths, ['n000.txt']);
+    assert.deepEqual(page0.changes[99].paths, ['n099.txt']);
+    assert.ok(page0.changes.every((c) => c.origin === 'filesystem'));
+    assert.deepEqual(page0.pagination, { page_index: 0, total_pages: 2 });
+    assert.deepEqual(page0.snapshot, { tree_revision: revisionOf(p.path) });
+    assert.notEqual(revisionOf(p.path), revisionOf(root));
+    const page1 = (await resource(rift, `rift://changes?projection=${p.id}&page_index=1`)) as typeof page0;
+    assert.deepEqual([page1.changes.map((c) => c.paths), page1.pagination], [[['n100.txt']], { page_index: 1, total_pages: 2 }]);
+    const past = (await resource(rift, `rift://changes?projection=${p.id}&page_index=2`)) as typeof page0;
+    assert.deepEqual([past.changes, past.pagination], [[], { page_index: 2, total_pages: 2 }]);
+    const malformed = await rift.client.readResource({ uri: 'rift://changes?projection=nope' }).catch((e: { data: { code: string } }) => e.data.code);
+    assert.equal(malformed, 'invalid_request');
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+});
