@@ -325,6 +325,70 @@ const revisionOf = (root: string) => {
   return treeRevision(Object.keys(files).sort().map((path) => ({ path, sha256: sha(files[path]) })));
 };
 
+interface Applied {
+  status: string;
+  summary: { id: string; confirmations: Array<{ kind: string; title: string; detail: string; spans: unknown[] }>; warnings: Array<{ kind: string; message: string }> };
+}
+
+const MODELS = [
+  'class Model:',
+  '    """A model."""',
+  '',
+  '    def save(self):',
+  '        return 1',
+  '',
+  '',
+  'def helper():',
+  '    return 2',
+  '',
+  '',
+  'def unused():',
+  '    return 3',
+  '',
+  '',
+  'def value():',
+  '    return 40 + 2',
+  '',
+].join('\n');
+
+// A validation hook that fails, quoting the changed paths it was given, for files under checked/;
+// no Python engine, so a removal is unchecked (and warns) on every machine.
+const CHECK_HOOK = ['[languages.python]', 'lsp = false', '', '[[hooks]]', 'id = "check"', 'role = "validation"', 'kind = "lint"', 'program = "sh"', `arguments = ['-c', 'echo "$@" >&2; exit 3', 'check']`, 'changed_paths = "append"', 'include = ["checked/*"]', ''].join('\n');
+
+describe('the hook confirmation of rift changes and of reconciled filesystem writes (rule 162)', () => {
+  let rift: RiftMcp;
+  serveStandalone({ 'rift.toml': CHECK_HOOK, 'pkg/models.py': MODELS, 'notes/todo.txt': 'move me\n', 'checked/a.txt': 'a\n', 'README.md': '# demo\n' }, (_root, m) => (rift = m));
+
+  test('hook: a failing validation hook mints a hook confirmation, for a rift change and (rule 162) for reconciled filesystem writes, run over exactly their paths', async () => {
+    const p = await create(rift);
+    const patched = (await rift.call('patch', { projection: p.id, patch: patchOf('checked/a.txt', 'a', 'a2') })) as unknown as Applied;
+    assert.deepEqual(patched.summary.confirmations, [
+      { kind: 'hook', title: 'A hook did not pass', detail: 'hook check did not pass: exited 3; stderr (14 of 14 bytes): checked/a.txt\n', spans: [] },
+    ]);
+    // A shell writes two checked files and one the hook does not select.
+    writeFileSync(join(p.path, 'checked/a.txt'), 'a3, from a shell\n');
+    writeFileSync(join(p.path, 'checked/b.txt'), 'b\n');
+    writeFileSync(join(p.path, 'other.txt'), 'other\n');
+    const first = (await resource(rift, `rift://changes?projection=${p.id}`)) as { changes: Array<{ id: string; origin: string; paths: string[]; confirmations: unknown[] }> };
+    const written = first.changes[1];
+    assert.deepEqual({ origin: written.origin, paths: written.paths }, { origin: 'filesystem', paths: ['checked/a.txt', 'checked/b.txt', 'other.txt'] });
+    assert.deepEqual(written.confirmations, [
+      { kind: 'external', title: 'Files written outside rift', detail: 'another process wrote 3 file(s) in the projection directory: checked/a.txt, checked/b.txt, other.txt', spans: [] },
+      { kind: 'hook', title: 'A hook did not pass', detail: 'hook check did not pass: exited 3; stderr (28 of 28 bytes): checked/a.txt checked/b.txt\n', spans: [] },
+    ]);
+    // Writes the hook does not select carry no hook evidence.
+    writeFileSync(join(p.path, 'other.txt'), 'other, again\n');
+    const second = (await resource(rift, `rift://changes?projection=${p.id}`)) as typeof first;
+    assert.equal(second.changes.length, 3);
+    assert.deepEqual(second.changes[2].confirmations, [
+      { kind: 'external', title: 'Files written outside rift', detail: 'another process wrote 1 file(s) in the projection directory: other.txt', spans: [] },
+    ]);
+    const refused = (await rift.call('publish', { projection: p.id, accept: [patched.summary.id, second.changes[2].id] })) as { published: boolean; unaccepted: string[] };
+    assert.deepEqual(refused, { ...refused, published: false, unaccepted: [written.id] });
+    await rift.call('projection_remove', { projection: p.id });
+  });
+});
+
 describe('rift://changes: the workspace form, paging and snapshot', () => {
   let root: string;
   let rift: RiftMcp;
