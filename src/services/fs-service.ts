@@ -197,13 +197,15 @@ export class FsService {
     }
     const hash = createHash('sha256');
     const decoder = new TextDecoder('utf-8', { fatal: true });
-    // What a range may need: its bytes and the few after them that decide a character boundary.
-    const window = Buffer.alloc(Math.max(length, UTF8_MAX) + 1);
+    let window: Buffer;
     let windowed = 0;
     let total = 0;
     let text = true;
     try {
-      if (!fstatSync(fd).isFile()) throw notFound(req.path);
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw notFound(req.path);
+      // What a range may need: its bytes and the few after them that decide a character boundary.
+      window = Buffer.alloc(Math.min(length, Math.max(0, st.size - start)) + UTF8_MAX + 1);
       const chunk = Buffer.allocUnsafe(CHUNK);
       for (;;) {
         const n = readSync(fd, chunk, 0, CHUNK, null);
@@ -234,7 +236,8 @@ export class FsService {
     } finally {
       closeSync(fd);
     }
-    let end = Math.min(start + length, total);
+    // A file that grew while it was read is served as far as the window reached.
+    let end = Math.min(start + length, total, start + windowed);
     if (start >= total) end = start;
     else if (text) {
       if (isContinuation(window[0])) throw invalidField('start', `inside a UTF-8 character of ${req.path}; continue at the offset next names, or start at 0`);
@@ -243,10 +246,10 @@ export class FsService {
       if (end === start) {
         // `length` is shorter than the character at `start`: serve that one character whole.
         end = start + 1;
-        while (end < total && isContinuation(at(end))) end++;
+        while (end < Math.min(total, start + windowed) && isContinuation(at(end))) end++;
       }
     }
-    const bytes = window.subarray(0, Math.max(0, Math.min(end, start + windowed) - start));
+    const bytes = window.subarray(0, end - start);
     const language = languageFor(config, req.path);
     const out: FsResource = {
       uri: req.uri,
