@@ -21,7 +21,8 @@ import { isRefusal, sourceChanged, type Address } from './refusal.ts';
 //      opened, rename each staged file into place (a deletion unlinks; its bytes stay in
 //      `old-<k>`), and check again: a directory moved underneath rolls the change back and
 //      refuses;
-//   4. `commit` removes the intent record (the commit point), then the change directory.
+//   4. `commit` removes the directories deletions emptied (never the root), then the intent
+//      record (the commit point), then the change directory.
 //
 // A process killed anywhere in 2–4 leaves the intent record, and the next holder of the lock
 // rolls the change back from it (journal.ts): every file wholly old, nothing lost. Until the
@@ -266,8 +267,14 @@ export class Publication {
     return { [CHANGE_TAG]: this.id };
   }
 
-  /** The change stands: the intent record goes first (the commit point), then its directory. */
+  /**
+   * The change stands. Directories its deletions emptied go first, still before the commit
+   * point, so that a kill at any moment leaves the tree wholly old — recovery puts a deleted
+   * file back, recreating its directory — or wholly new, without an empty directory the change
+   * removed. Then the intent record goes (the commit point), then the change's directory.
+   */
   commit(): void {
+    for (const e of this.entries) if (e.write.after === null) this.pruneEmptyParents(e.parent);
     try {
       unlinkSync(this.stage!.entry(INTENT_FILE));
     } catch (e) {
@@ -275,7 +282,6 @@ export class Publication {
       throw storageFailure(CHANGES_DIR, e);
     }
     removeChangeDir(this.changes!, this.stage!, this.id);
-    for (const e of this.entries) if (e.write.after === null) this.pruneEmptyParents(e.parent);
     this.closeAll();
   }
 

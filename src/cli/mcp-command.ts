@@ -39,7 +39,7 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
       change: engine.change,
       execute: engine.execute,
       projections: engine.projections,
-      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections },
+      resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections, fs: engine.fs },
     },
     version,
   );

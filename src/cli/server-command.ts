@@ -68,7 +68,7 @@ export async function runServerCommand(argv: readonly string[], version: string)
           change: engine.change,
           execute: engine.execute,
           projections: engine.projections,
-          resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections },
+          resources: { gate: engine.gate, map: engine.map, workspace: engine.workspace, logs, projections: engine.projections, fs: engine.fs },
         },
         indexState: () => ({
           state: built ? (engine.indexer.observedRevision() ? 'catching_up' : 'current') : 'building',

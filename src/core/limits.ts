@@ -208,6 +208,10 @@ export const EMBED_TIMEOUT_MS = 60_000;
 export const PROJECTION_LIST_DEFAULT = 100;
 /** Change records `rift://changes` lists per page. */
 export const CHANGES_PAGE_RECORDS = 100;
+/** Entries one page of a `rift://fs` directory listing holds. */
+export const FS_PAGE_ENTRIES = 1000;
+/** Bytes one `rift://fs` range read returns: the most `length` may ask for, and its default. */
+export const FS_READ_BYTES_MAX = 1024 * 1024;
 /** Candidates one `rift swarm` runs at once (with `--explore`, the hot copies count). */
 export const SWARM_CANDIDATES_MAX = 8;
 /** How long one swarm candidate may run before it is stopped and reported as timed out. */

@@ -294,9 +294,9 @@ export class Indexer {
     return this.selection;
   }
 
-  /** Visibility under the policy of the last reconcile. */
-  isVisible(path: string): boolean {
-    return this.visibility?.isVisible(path) ?? false;
+  /** Visibility of a file (a directory when `isDir`) under the policy of the last reconcile. */
+  isVisible(path: string, isDir = false): boolean {
+    return this.visibility?.isVisible(path, isDir) ?? false;
   }
 
   /** Full reconcile of the visible tree against the store; serialized with every other batch. */

@@ -91,9 +91,11 @@ export async function connectRemote(lock: ServerLock, client: { name: string; ve
       const query = id === null ? '' : `projection=${id}&`;
       const changes: ChangeRecord[] = [];
       for (let page = 0; ; page++) {
-        const body = await resource<{ state: ProjectionState | null; changes: ChangeRecord[]; pagination: { total_pages: number } }>(`rift://changes?${query}page_index=${page}`);
+        const body = await resource<{ state: ProjectionState | null; changes: ChangeRecord[]; pagination: { total_pages: number }; snapshot: { tree_revision: string } }>(
+          `rift://changes?${query}page_index=${page}`,
+        );
         changes.push(...body.changes);
-        if (page + 1 >= body.pagination.total_pages) return { state: body.state, changes };
+        if (page + 1 >= body.pagination.total_pages) return { state: body.state, changes, snapshot: body.snapshot };
       }
     },
     scoped: (id) => apis({ projection: id }),

@@ -24,7 +24,7 @@ import { BoundedStdioTransport } from './stdio-transport.ts';
 export const SERVER_INSTRUCTIONS =
   'Read the current workspace by meaning: search ranks declarations and files for words or identifiers and walks the relationship graph (traversal: callers, callees, paths), ' +
   'get_symbol finds declarations by name with their exact source, and nodes lists the witnessed syntax nodes at a byte position. ' +
-  'Resources: rift://map orients (languages, modules, hubs, entry points, docs), rift://workspace lists configuration and sources, rift://logs reads the server\'s diagnostics. ' +
+  'Resources: rift://map orients (languages, modules, hubs, entry points, docs), rift://workspace lists configuration and sources, rift://fs reads files and directories, rift://logs reads the server\'s diagnostics. ' +
   'Change it only through witnessed, atomic edits: replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node, patch and move_file ' +
   'resolve against the current bytes before writing, land whole or not at all, and return a ChangeResult: applied, refused (with the reason and the failed preconditions), or unchanged. ' +
   'execute runs code in a persistent execution copy of the tree (languages [execution].allow names) and never writes back. ' +
@@ -86,8 +86,9 @@ export function servedResources() {
     resources: RESOURCES.filter((r) => r.id === undefined).map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: RESOURCE_MIME_TYPE })),
     resourceTemplates: RESOURCES.filter((r) => r.template !== null).map((r) => ({
       uriTemplate: r.template!,
-      name: r.id === undefined ? `${r.name} page` : r.name,
-      description: r.id === undefined ? `${r.description} page_index selects a zero-based page.` : r.description,
+      // A template that only pages a listed resource is named for the page; one that addresses (an id, a path) for the resource.
+      name: r.id === undefined && !r.path ? `${r.name} page` : r.name,
+      description: r.id === undefined && !r.path ? `${r.description} page_index selects a zero-based page.` : r.description,
       mimeType: RESOURCE_MIME_TYPE,
     })),
   };

@@ -35,6 +35,11 @@ export const ProjectionId = z
   .describe('A projection from projection_create: the call works on that isolated tree instead of the workspace')
   .meta({ id: 'ProjectionId' });
 
+/** Which indexed tree a resource answered under (reference B.4 `snapshot`). */
+export const TreeSnapshot = z
+  .object({ tree_revision: Digest.describe('Tree revision of the index of the tree read (the workspace, or the projection)') })
+  .strict();
+
 export const PageIndex = z.number().int().min(0).describe('Zero-based page under `limit` (default 0)');
 export const Limit = z.number().int().min(1).describe('Hits per page, at most 1000');
 

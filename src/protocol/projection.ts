@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Digest, Limit, PageIndex, Pagination, ProjectPath, ProjectionId } from './common.ts';
+import { Digest, Limit, PageIndex, Pagination, ProjectPath, ProjectionId, TreeSnapshot } from './common.ts';
 import { ChangeId, ConfirmationRequirement } from './change.ts';
 
 // Projection tools and resources (spec "Projections"; reference A.7, B.4, F.15).
@@ -104,5 +104,6 @@ export const ChangesResource = z
     state: ProjectionState.nullable(),
     changes: z.array(ChangeRecord),
     pagination: Pagination,
+    snapshot: TreeSnapshot,
   })
   .strict();

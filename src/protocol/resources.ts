@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { Digest, Pagination, ProjectPath } from './common.ts';
+import { Digest, Pagination, ProjectPath, TreeSnapshot } from './common.ts';
 import { SymbolId } from './read.ts';
 
-// The resources (spec "Resources"; reference B.1–B.3, F.9): `rift://logs`, `rift://workspace`,
-// `rift://map`. Each is read as one JSON document.
+// The resources (spec "Resources"; reference B.1–B.4, F.9): `rift://logs`, `rift://workspace`,
+// `rift://map`, `rift://fs`. Each is read as one JSON document.
 
 export const LogRecord = z
   .object({
@@ -106,3 +106,48 @@ export const MapResource = z
   })
   .strict();
 export type MapResource = z.infer<typeof MapResource>;
+
+/** A file as `rift://fs` reports it: a regular file with its size, or a symlink, reported and never followed. */
+export const FsFile = z
+  .object({
+    path: ProjectPath,
+    content: z.discriminatedUnion('kind', [
+      z.object({ kind: z.literal('regular'), size_bytes: z.number().int().min(0) }).strict(),
+      z
+        .object({
+          kind: z.literal('symlink'),
+          target: z.string().max(5464).describe('The raw bytes of the link, padded base64; rift never follows it'),
+        })
+        .strict(),
+    ]),
+    languages: z.array(z.string()).describe('The language entry that claims the path, if any (none for a symlink)'),
+  })
+  .strict();
+
+export const ProjectEntry = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('directory'), path: z.string().describe('Project path; "" for the workspace root') }).strict(),
+    z.object({ kind: z.literal('file'), file: FsFile }).strict(),
+  ])
+  .meta({ id: 'ProjectEntry' });
+export type ProjectEntry = z.infer<typeof ProjectEntry>;
+
+export const FsResource = z
+  .object({
+    uri: z.string(),
+    snapshot: TreeSnapshot,
+    entry: ProjectEntry.describe('What the path names'),
+    encoding: z
+      .enum(['directory', 'utf8', 'base64', 'none'])
+      .describe('directory: entries lists it; utf8: content is text (the file is UTF-8 without NUL); base64: content is the raw bytes; none: no content (a symlink)'),
+    entries: z.array(ProjectEntry).optional().describe('A directory: one page of its visible entries, sorted by path in UTF-8 byte order'),
+    pagination: Pagination.optional(),
+    start: z.number().int().min(0).optional().describe('A file: the UTF-8 byte offset content starts at'),
+    end: z.number().int().min(0).optional().describe('A file: the byte offset content ends at (exclusive)'),
+    total_bytes: z.number().int().min(0).optional().describe('A file: its size'),
+    content: z.string().optional().describe('A file: bytes [start, end), as encoding says'),
+    digest: Digest.optional().describe('A file: digest of all its bytes; when it changes between ranges, restart from start=0'),
+    next: z.string().optional().describe('A file with bytes past end: the URI of the next range'),
+  })
+  .strict();
+export type FsResource = z.infer<typeof FsResource>;

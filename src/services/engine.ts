@@ -16,6 +16,7 @@ import { ProjectionService } from './projection-service.ts';
 import { MapService } from './map-service.ts';
 import { ExecuteService } from './execute-service.ts';
 import { registryEngineStates, WorkspaceService } from './workspace-service.ts';
+import { FsService } from './fs-service.ts';
 
 // Everything one workspace needs, opened once: configuration, store, indexer, services.
 // The MCP server, the CLI commands and the agent all start here.
@@ -48,6 +49,8 @@ export class Engine {
     readonly execute: ExecuteService,
     /** Projections of this workspace, each served by an engine opened on its directory. */
     readonly projections: ProjectionService,
+    /** `rift://fs`: the tree's files and directories, as its visibility policy shows them. */
+    readonly fs: FsService,
   ) {}
 
   /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
@@ -83,6 +86,7 @@ export class Engine {
       semantic,
       execute,
       projections,
+      new FsService({ root, config, indexer }),
     );
     await change.recoverAtStart();
     if (options.watch) await indexer.watch();

@@ -20,13 +20,15 @@ import type {
   PublishResult,
 } from '../protocol/projection.ts';
 import { applyPlan } from '../change/apply.ts';
+import { hookFailure, hookPassed, hookPaths, runHook } from '../change/hooks.ts';
 import { isRefusal } from '../change/refusal.ts';
 import type { FileWrite } from '../change/publish.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
 import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { compareProjectPaths, walkWorkspace } from '../workspace/walk.ts';
 import type { ScopedApis } from './api.ts';
-import type { ChangeOptions, ChangeService } from './change-service.ts';
+import { hooksKey, type ChangeOptions, type ChangeService } from './change-service.ts';
+import { FsService } from './fs-service.ts';
 import { pageLimit, pagination } from './read-gate.ts';
 import type { ReadService } from './read-service.ts';
 import type { SearchService } from './search-service.ts';
@@ -408,18 +410,20 @@ export class ProjectionService {
     });
   }
 
-  /** Reconciles and refreshes the projection's index for what that found. */
-  private async sync(id: string, engine: ProjectionEngine): Promise<string[]> {
-    const { paths, ids } = await this.reconcile(id, engine);
+  /** Reconciles and refreshes the projection's index for what that found (`trustedHooks`: as ChangeOptions). */
+  private async sync(id: string, engine: ProjectionEngine, trustedHooks?: string): Promise<string[]> {
+    const { paths, ids } = await this.reconcile(id, engine, trustedHooks);
     if (paths.length > 0) await engine.indexer.refresh(paths);
     return ids;
   }
 
   /**
    * Rule 162: compares the directory with the manifest; what changed behind rift becomes one
-   * `filesystem` change with an `external` confirmation. Returns the paths and the new change's id.
+   * `filesystem` change with an `external` confirmation, and with a `hook` one when the
+   * projection's validation hooks, run over exactly its paths, do not pass. Returns the paths
+   * and the new change's id.
    */
-  private async reconcile(id: string, engine: ProjectionEngine): Promise<{ paths: string[]; ids: string[] }> {
+  private async reconcile(id: string, engine: ProjectionEngine, trustedHooks?: string): Promise<{ paths: string[]; ids: string[] }> {
     const dir = engine.root;
     const policy = sourcePolicy(engine.config.current().config);
     const walk = await walkWorkspace(dir, await Visibility.load(dir, policy), policy);
@@ -441,6 +445,7 @@ export class ProjectionService {
     if (delta.length === 0 && restamp.length === 0) return { paths: [], ids: [] };
     delta.sort((a, b) => compareProjectPaths(a.path, b.path));
     const paths = delta.map((d) => d.path);
+    const hookFailures = delta.length === 0 ? [] : await this.validate(engine, paths, trustedHooks);
     const ids: string[] = [];
     this.transaction((t) => {
       const stampOnly = t.prepare('UPDATE projection_files SET stamp = ? WHERE projection = ? AND path = ?');
@@ -448,12 +453,36 @@ export class ProjectionService {
       if (delta.length === 0) return;
       for (const d of delta) this.putCurrent(t, id, d.path, d.sha, d.stamp);
       const change = changeId(delta.map((d) => ({ path: d.path, text: d.bytes ?? '' })));
-      const confirmations = confirmationsFor({ deleted: delta.filter((d) => d.sha === null).map((d) => d.path), paths, hookFailures: [], warnings: [], external: true });
+      const confirmations = confirmationsFor({ deleted: delta.filter((d) => d.sha === null).map((d) => d.path), paths, hookFailures, warnings: [], external: true });
       this.putChange(t, id, change, 'filesystem', paths, confirmations);
       ids.push(change);
     });
     if (ids.length > 0) log('info', 'projection', 'filesystem writes reconciled', { projection: id, change: ids[0], files: paths.length });
     return { paths, ids };
+  }
+
+  /**
+   * The current hook evidence of a reconciled delta (rule 162): the projection's validation
+   * hooks run over the delta's paths in its tree, as they run after a change (F.14); returns
+   * the `rift.hook.failed` messages of those that did not pass. Transform hooks do not run: they
+   * would rewrite what another program wrote, behind its back.
+   */
+  private async validate(engine: ProjectionEngine, paths: readonly string[], trustedHooks: string | undefined): Promise<string[]> {
+    const hooks = engine.config.current().config.hooks;
+    if (trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== trustedHooks) {
+      log('info', 'projection', 'projection hooks skipped: not trusted by the caller', { hooks: hooks.length });
+      return [];
+    }
+    const failures: string[] = [];
+    for (const hook of hooks) {
+      if (hook.role !== 'validation') continue;
+      const selected = hookPaths(hook, paths);
+      if (selected.length === 0) continue;
+      const outcome = await runHook(engine.root, hook, selected);
+      log('info', 'projection', 'hook finished over filesystem writes', { hook: hook.id, passed: hookPassed(outcome) });
+      if (!hookPassed(outcome)) failures.push(hookFailure(hook, outcome).message);
+    }
+    return failures;
   }
 
   private putCurrent(t: Tables, id: string, path: string, sha: string | null, stamp: string | null): void {
@@ -485,7 +514,7 @@ export class ProjectionService {
       ...options,
       around: {
         before: async () => {
-          await this.sync(id, engine);
+          await this.sync(id, engine, options.trustedHooks);
         },
         after: (result) => {
           if (result.status !== 'applied') return result;
@@ -711,9 +740,30 @@ export class ProjectionService {
     );
   }
 
-  /** `rift://changes`: a projection's changeset (reconciled first), or null state for the workspace's (none kept). */
-  async changeList(id: string | null): Promise<{ state: ProjectionState | null; changes: ChangeRecord[] }> {
-    if (id === null) return { state: null, changes: [] };
-    return this.holding(id, async () => ({ state: this.state(id), changes: this.changes(id) }));
+  /**
+   * `rift://fs?projection=<id>`: the projection's tree as its own policy shows it, from its index
+   * as it stands (a read of bytes, like one made in the directory: it reconciles nothing and
+   * joins no read set).
+   */
+  async fs(id: string): Promise<FsService> {
+    const engine = await this.engineFor(id);
+    await engine.indexer.ensureBuilt(engine.config.current().config);
+    return new FsService(engine);
+  }
+
+  /**
+   * `rift://changes`: a projection's changeset (reconciled first) under the revision of its index,
+   * or for the workspace (which keeps no changeset) null state and no changes under the workspace's.
+   */
+  async changeList(id: string | null): Promise<{ state: ProjectionState | null; changes: ChangeRecord[]; snapshot: { tree_revision: string } }> {
+    if (id === null) {
+      await this.workspace.indexer.ensureBuilt(this.workspace.config.current().config);
+      return { state: null, changes: [], snapshot: { tree_revision: this.workspace.indexer.snapshot.revision } };
+    }
+    return this.holding(id, async (engine) => {
+      // A shell's writes are reconciled and refreshed by now; a projection with none may not be built yet.
+      await engine.indexer.ensureBuilt(engine.config.current().config);
+      return { state: this.state(id), changes: this.changes(id), snapshot: { tree_revision: engine.indexer.snapshot.revision } };
+    });
   }
 }

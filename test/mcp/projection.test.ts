@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { treeRevision } from '../../src/core/digest.ts';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -317,3 +318,251 @@ describe('projection read-set bounds (rule 163)', () => {
   });
 });
 
+
+const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+/** The tree revision of a tree (every file below it, `.rift` and `.git` excepted), as the index computes it. */
+const revisionOf = (root: string) => {
+  const files = tree(root);
+  return treeRevision(Object.keys(files).sort().map((path) => ({ path, sha256: sha(files[path]) })));
+};
+
+interface Applied {
+  status: string;
+  summary: { id: string; confirmations: Array<{ kind: string; title: string; detail: string; spans: unknown[] }>; warnings: Array<{ kind: string; message: string }> };
+}
+
+const MODELS = [
+  'class Model:',
+  '    """A model."""',
+  '',
+  '    def save(self):',
+  '        return 1',
+  '',
+  '',
+  'def helper():',
+  '    return 2',
+  '',
+  '',
+  'def unused():',
+  '    return 3',
+  '',
+  '',
+  'def value():',
+  '    return 40 + 2',
+  '',
+].join('\n');
+
+// A validation hook that fails, quoting the changed paths it was given, for files under checked/;
+// no Python engine, so a removal is unchecked (and warns) on every machine.
+const CHECK_HOOK = ['[languages.python]', 'lsp = false', '', '[[hooks]]', 'id = "check"', 'role = "validation"', 'kind = "lint"', 'program = "sh"', `arguments = ['-c', 'echo "$@" >&2; exit 3', 'check']`, 'changed_paths = "append"', 'include = ["checked/*"]', ''].join('\n');
+
+describe('every change tool in a projection, and the hook and advisory confirmations (rules 158, 159, 162)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  serveStandalone({ 'rift.toml': CHECK_HOOK, 'pkg/models.py': MODELS, 'notes/todo.txt': 'move me\n', 'checked/a.txt': 'a\n', 'README.md': '# demo\n' }, (r, m) => ((root = r), (rift = m)));
+
+  test('replace_symbol, insert_symbol, remove_symbol, replace_node, insert_node, remove_node and move_file change only the projection until publish lands them all', async () => {
+    const p = await create(rift);
+    const original = tree(root);
+    const models = () => readFileSync(join(p.path, 'pkg/models.py'), 'utf8');
+    const symbol = async (name: string) => ((await rift.call('get_symbol', { projection: p.id, name })) as { hits: Array<{ symbol: { id: string } }> }).hits[0].symbol.id;
+    const node = async (needle: string, kind: string) => {
+      const position = Buffer.from(models()).indexOf(needle);
+      const listed = (await rift.call('nodes', { projection: p.id, path: 'pkg/models.py', position })) as { nodes: Array<{ id: string; kind: string }> };
+      return listed.nodes.find((n) => n.kind === kind)!.id;
+    };
+    const applied: Record<string, Applied> = {};
+    const step = async (tool: string, args: Record<string, unknown>) => {
+      const r = (await rift.call(tool, { ...args, projection: p.id })) as unknown as Applied;
+      assert.equal(r.status, 'applied', `${tool}: ${JSON.stringify(r)}`);
+      assert.deepEqual(tree(root), original, `${tool}: the workspace is untouched until publish`);
+      applied[tool] = r;
+    };
+    await step('replace_symbol', { symbol: await symbol('helper'), body: 'def helper():\n    return 20' });
+    await step('insert_symbol', { anchor: await symbol('helper'), position: 'after', body: 'def added():\n    return 5' });
+    await step('remove_symbol', { symbol: await symbol('unused') });
+    await step('replace_node', { node: await node('40 + 2', 'binary_operator'), body: '42' });
+    await step('insert_node', { node: await node('return 1', 'return_statement'), position: 'before', body: '# saving\n        ' });
+    await step('remove_node', { node: await node('"""A model."""', 'expression_statement') });
+    await step('move_file', { path: 'notes/todo.txt', destination: 'notes/done/todo.txt' });
+
+    for (const tool of ['replace_symbol', 'insert_symbol', 'replace_node', 'insert_node']) assert.deepEqual(applied[tool].summary.confirmations, [], tool);
+    // Advisory: a change that carries warnings, quoted in the confirmation.
+    const advisory = (r: Applied) => ({ kind: 'advisory', title: 'The change carries warnings', detail: r.summary.warnings.map((w) => w.message).join('\n'), spans: [] });
+    assert.deepEqual(applied.remove_symbol.summary.warnings.map((w) => w.kind), ['rift.remove.references_unchecked']);
+    assert.deepEqual(applied.remove_symbol.summary.confirmations, [advisory(applied.remove_symbol)]);
+    assert.deepEqual(applied.remove_node.summary.warnings.map((w) => w.kind), ['rift.remove.node_unchecked']);
+    assert.deepEqual(applied.remove_node.summary.confirmations, [advisory(applied.remove_node)]);
+    assert.deepEqual(applied.move_file.summary.warnings.map((w) => w.kind), ['rift.move.references_not_updated']);
+    assert.deepEqual(applied.move_file.summary.confirmations, [
+      { kind: 'destructive', title: 'Deletes files', detail: 'deletes notes/todo.txt', spans: [] },
+      advisory(applied.move_file),
+    ]);
+
+    const listed = (await resource(rift, `rift://changes?projection=${p.id}`)) as { changes: Array<{ id: string; origin: string; confirmations: unknown[] }> };
+    assert.deepEqual(listed.changes.map((c) => c.id), Object.values(applied).map((r) => r.summary.id));
+    assert.ok(listed.changes.every((c) => c.origin === 'rift'));
+    const refused = (await rift.call('publish', { projection: p.id })) as { published: boolean; unaccepted: string[] };
+    assert.deepEqual(refused.unaccepted, [applied.remove_symbol, applied.remove_node, applied.move_file].map((r) => r.summary.id));
+    assert.deepEqual(tree(root), original);
+    const published = (await rift.call('publish', { projection: p.id, accept: refused.unaccepted })) as { published: boolean };
+    assert.equal(published.published, true);
+    const landed = readFileSync(join(root, 'pkg/models.py'), 'utf8');
+    assert.match(landed, /def helper\(\):\n {4}return 20\n\n\ndef added\(\):\n {4}return 5\n/);
+    assert.doesNotMatch(landed, /unused|A model/);
+    assert.match(landed, / {8}# saving\n {8}return 1\n/);
+    assert.match(landed, /return 42\n/);
+    assert.equal(readFileSync(join(root, 'notes/done/todo.txt'), 'utf8'), 'move me\n');
+    assert.equal(existsSync(join(root, 'notes/todo.txt')), false);
+    assert.deepEqual(tree(root), tree(p.path), 'the projection is rebuilt from the new workspace');
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('hook: a failing validation hook mints a hook confirmation, for a rift change and (rule 162) for reconciled filesystem writes, run over exactly their paths', async () => {
+    const p = await create(rift);
+    const patched = (await rift.call('patch', { projection: p.id, patch: patchOf('checked/a.txt', 'a', 'a2') })) as unknown as Applied;
+    assert.deepEqual(patched.summary.confirmations, [
+      { kind: 'hook', title: 'A hook did not pass', detail: 'hook check did not pass: exited 3; stderr (14 of 14 bytes): checked/a.txt\n', spans: [] },
+    ]);
+    // A shell writes two checked files and one the hook does not select.
+    writeFileSync(join(p.path, 'checked/a.txt'), 'a3, from a shell\n');
+    writeFileSync(join(p.path, 'checked/b.txt'), 'b\n');
+    writeFileSync(join(p.path, 'other.txt'), 'other\n');
+    const first = (await resource(rift, `rift://changes?projection=${p.id}`)) as { changes: Array<{ id: string; origin: string; paths: string[]; confirmations: unknown[] }> };
+    const written = first.changes[1];
+    assert.deepEqual({ origin: written.origin, paths: written.paths }, { origin: 'filesystem', paths: ['checked/a.txt', 'checked/b.txt', 'other.txt'] });
+    assert.deepEqual(written.confirmations, [
+      { kind: 'external', title: 'Files written outside rift', detail: 'another process wrote 3 file(s) in the projection directory: checked/a.txt, checked/b.txt, other.txt', spans: [] },
+      { kind: 'hook', title: 'A hook did not pass', detail: 'hook check did not pass: exited 3; stderr (28 of 28 bytes): checked/a.txt checked/b.txt\n', spans: [] },
+    ]);
+    // Writes the hook does not select carry no hook evidence.
+    writeFileSync(join(p.path, 'other.txt'), 'other, again\n');
+    const second = (await resource(rift, `rift://changes?projection=${p.id}`)) as typeof first;
+    assert.equal(second.changes.length, 3);
+    assert.deepEqual(second.changes[2].confirmations, [
+      { kind: 'external', title: 'Files written outside rift', detail: 'another process wrote 1 file(s) in the projection directory: other.txt', spans: [] },
+    ]);
+    const refused = (await rift.call('publish', { projection: p.id, accept: [patched.summary.id, second.changes[2].id] })) as { published: boolean; unaccepted: string[] };
+    assert.deepEqual(refused, { ...refused, published: false, unaccepted: [written.id] });
+    await rift.call('projection_remove', { projection: p.id });
+  });
+});
+
+describe('publication prunes what it emptied (rule 166); read dependencies of nodes and of deleted files (rules 161, 163)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  const files = { ...FILES, 'keep/other.py': 'Y = 2\n', 'keep/sub/only.py': 'X = 1\n', 'gone/deep/last.py': 'Z = 3\n' };
+  serveStandalone(files, (r, m) => ((root = r), (rift = m)));
+
+  test('rule 166: deletions that empty directories remove them, up to the first that still holds something', async () => {
+    const p = await create(rift);
+    const deleted = (await rift.call('patch', {
+      projection: p.id,
+      patch: '--- a/gone/deep/last.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-Z = 3\n--- a/keep/sub/only.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-X = 1\n',
+    })) as unknown as Applied;
+    assert.deepEqual(deleted.summary.confirmations.map((c) => c.kind), ['destructive']);
+    assert.equal(existsSync(join(root, 'gone/deep/last.py')), true, 'the workspace waits for publish');
+    const ok = (await rift.call('publish', { projection: p.id, accept: [deleted.summary.id] })) as { published: boolean };
+    assert.equal(ok.published, true);
+    for (const t of [root, p.path]) {
+      assert.equal(existsSync(join(t, 'gone')), false, `${t}: gone/deep and gone emptied`);
+      assert.equal(existsSync(join(t, 'keep/sub')), false, `${t}: keep/sub emptied`);
+      assert.deepEqual(readdirSync(join(t, 'keep')), ['other.py'], `${t}: keep still holds a file`);
+    }
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('rule 163: nodes with projection records the file it listed; a listing with no node records nothing', async () => {
+    const p = await create(rift);
+    const listed = (await rift.call('nodes', { projection: p.id, path: 'src/config.py', position: 4 })) as { nodes: unknown[] };
+    assert.ok(listed.nodes.length > 0);
+    const none = (await rift.call('nodes', { projection: p.id, path: 'src/app.py', position: 10_000 })) as { nodes: unknown[] };
+    assert.deepEqual(none.nodes, []);
+    const configNow = FILES['src/config.py'].replace('def limit():', 'def limit(n):');
+    await rift.call('patch', { patch: patchOf('src/config.py', 'def limit():', 'def limit(n):') });
+    await rift.call('patch', { patch: patchOf('src/app.py', 'from config import limit', 'from config import limit  # w') });
+    const refused = (await rift.call('publish', { projection: p.id })) as { published: boolean; dependency_conflicts: unknown[]; conflicts: string[] };
+    assert.deepEqual(refused, {
+      state: { dirty: false, unaccepted: false },
+      published: false,
+      conflicts: [],
+      dependency_conflicts: [{ path: 'src/config.py', observed: d8(FILES['src/config.py']), current: d8(configNow) }],
+      unaccepted: [],
+    });
+    const ok = (await rift.call('publish', { projection: p.id, accept_dependencies: refused.dependency_conflicts })) as { published: boolean };
+    assert.equal(ok.published, true);
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('rule 161: a file a projection read returned that the workspace deleted conflicts with current null; that exact acceptance publishes', async () => {
+    const p = await create(rift);
+    const found = (await rift.call('get_symbol', { projection: p.id, name: 'shout' })) as { hits: unknown[] };
+    assert.equal(found.hits.length, 1);
+    await rift.call('patch', { projection: p.id, patch: patchOf('README.md', '# demo', '# demo, from the projection') });
+    await rift.call('patch', { patch: `--- a/src/util/strings.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n${FILES['src/util/strings.py'].replace(/^/gm, '-').slice(0, -1)}` });
+    assert.equal(existsSync(join(root, 'src/util')), false, 'the direct deletion pruned src/util');
+    const refused = (await rift.call('publish', { projection: p.id })) as { published: boolean; dependency_conflicts: Array<Record<string, unknown>> };
+    assert.equal(refused.published, false);
+    assert.deepEqual(refused.dependency_conflicts, [{ path: 'src/util/strings.py', observed: d8(FILES['src/util/strings.py']), current: null }]);
+    assert.equal(readFileSync(join(root, 'README.md'), 'utf8'), '# demo\n', 'nothing published');
+    const ok = (await rift.call('publish', { projection: p.id, accept_dependencies: refused.dependency_conflicts })) as { published: boolean };
+    assert.equal(ok.published, true);
+    assert.equal(readFileSync(join(root, 'README.md'), 'utf8'), '# demo, from the projection\n');
+    assert.equal(existsSync(join(p.path, 'src/util/strings.py')), false, 'the projection follows the workspace');
+    await rift.call('projection_remove', { projection: p.id });
+  });
+});
+
+describe('rift://changes: the workspace form, paging and snapshot; the root is never pruned (rule 166)', () => {
+  let root: string;
+  let rift: RiftMcp;
+  serveStandalone({ 'a/b/c.py': 'X = 1\n' }, (r, m) => ((root = r), (rift = m)));
+
+  test('without projection: state null, no changes, one page, under the workspace index revision', async () => {
+    assert.deepEqual(await resource(rift, 'rift://changes'), {
+      uri: 'rift://changes',
+      state: null,
+      changes: [],
+      pagination: { page_index: 0, total_pages: 1 },
+      snapshot: { tree_revision: revisionOf(root) },
+    });
+    const past = await resource(rift, 'rift://changes?page_index=3');
+    assert.deepEqual(past.pagination, { page_index: 3, total_pages: 1 });
+  });
+
+  test('a projection\'s changes page by 100, oldest first, under the projection index revision', async () => {
+    const p = await create(rift);
+    // 101 shell writes, each reconciled by a read into a filesystem change of its own.
+    for (let i = 0; i <= 100; i++) {
+      writeFileSync(join(p.path, `n${String(i).padStart(3, '0')}.txt`), `note ${i}\n`);
+      await resource(rift, `rift://changes?projection=${p.id}&page_index=9`);
+    }
+    const page0 = (await resource(rift, `rift://changes?projection=${p.id}`)) as { uri: string; state: unknown; changes: Array<{ origin: string; paths: string[] }>; pagination: unknown; snapshot: unknown };
+    assert.equal(page0.uri, `rift://changes?projection=${p.id}`);
+    assert.deepEqual(page0.state, { dirty: true, unaccepted: true });
+    assert.equal(page0.changes.length, 100);
+    assert.deepEqual(page0.changes[0].paths, ['n000.txt']);
+    assert.deepEqual(page0.changes[99].paths, ['n099.txt']);
+    assert.ok(page0.changes.every((c) => c.origin === 'filesystem'));
+    assert.deepEqual(page0.pagination, { page_index: 0, total_pages: 2 });
+    assert.deepEqual(page0.snapshot, { tree_revision: revisionOf(p.path) });
+    assert.notEqual(revisionOf(p.path), revisionOf(root));
+    const page1 = (await resource(rift, `rift://changes?projection=${p.id}&page_index=1`)) as typeof page0;
+    assert.deepEqual([page1.changes.map((c) => c.paths), page1.pagination], [[['n100.txt']], { page_index: 1, total_pages: 2 }]);
+    const past = (await resource(rift, `rift://changes?projection=${p.id}&page_index=2`)) as typeof page0;
+    assert.deepEqual([past.changes, past.pagination], [[], { page_index: 2, total_pages: 2 }]);
+    const malformed = await rift.client.readResource({ uri: 'rift://changes?projection=nope' }).catch((e: { data: { code: string } }) => e.data.code);
+    assert.equal(malformed, 'invalid_request');
+    await rift.call('projection_remove', { projection: p.id });
+  });
+
+  test('a publication that deletes the last file below the root prunes every directory it emptied and keeps the root', async () => {
+    const p = await create(rift);
+    const deleted = (await rift.call('patch', { projection: p.id, patch: '--- a/a/b/c.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-X = 1\n' })) as unknown as Applied;
+    const ok = (await rift.call('publish', { projection: p.id, accept: [deleted.summary.id] })) as { published: boolean };
+    assert.equal(ok.published, true);
+    assert.deepEqual(readdirSync(root), ['.rift'], 'a/b and a are gone; the root stays, holding only rift\'s state');
+    assert.deepEqual(readdirSync(p.path), ['.rift']);
+    await rift.call('projection_remove', { projection: p.id });
+  });
+});

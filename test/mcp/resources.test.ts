@@ -59,21 +59,23 @@ const MAP_FILES: Record<string, string> = {
 describe('resources', () => {
   const ws = serveWorkspace({ before, after }, MAP_FILES);
 
-  test('resources/list and resources/templates/list advertise the four resources and the paged and addressed forms', async () => {
+  test('resources/list and resources/templates/list advertise the five resources and the paged and addressed forms', async () => {
     assert.ok(ws.rift.client.getServerCapabilities()?.resources);
     const { resources } = await ws.rift.client.listResources();
     assert.deepEqual(resources.map((r) => [r.uri, r.name, r.mimeType]), [
       ['rift://logs', 'logs', 'application/json'],
       ['rift://map', 'map', 'application/json'],
       ['rift://workspace', 'workspace', 'application/json'],
+      ['rift://fs', 'fs', 'application/json'],
       ['rift://changes', 'changes', 'application/json'],
     ]);
     const { resourceTemplates } = await ws.rift.client.listResourceTemplates();
-    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), [
-      'rift://logs{?page_index}',
-      'rift://workspace{?page_index}',
-      'rift://projection/{id}',
-      'rift://changes{?projection,page_index}',
+    assert.deepEqual(resourceTemplates.map((t) => [t.uriTemplate, t.name]), [
+      ['rift://logs{?page_index}', 'logs page'],
+      ['rift://workspace{?page_index}', 'workspace page'],
+      ['rift://fs{/path}{?page_index,start,length,projection}', 'fs'],
+      ['rift://projection/{id}', 'projection'],
+      ['rift://changes{?projection,page_index}', 'changes page'],
     ]);
   });
 
@@ -143,8 +145,9 @@ describe('resources', () => {
     assert.match(unknown.data.message as string, /field cursor, violation not a parameter of rift:\/\/workspace/);
     const bad = await readFails(ws.rift, 'rift://workspace?page_index=-1');
     assert.match(bad.data.message as string, /field page_index, violation not a non-negative integer/);
-    const missing = await readFails(ws.rift, 'rift://fs');
+    const missing = await readFails(ws.rift, 'rift://files');
     assert.equal(missing.data.code, 'resource_not_found');
+    assert.match(missing.data.message as string, /uri rift:\/\/files, served rift:\/\/logs rift:\/\/map rift:\/\/workspace rift:\/\/fs rift:\/\/projection\/\{id\} rift:\/\/changes/);
     const noProjection = await readFails(ws.rift, `rift://projection/prj_${'a'.repeat(26)}`);
     assert.equal(noProjection.data.code, 'resource_not_found');
     assert.match(noProjection.data.message as string, /projection prj_a{26}/);
