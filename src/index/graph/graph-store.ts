@@ -101,7 +101,6 @@ export class GraphStore {
       CREATE INDEX graph_refs_file ON graph_refs(file_id);
       CREATE INDEX graph_refs_name ON graph_refs(name);
       CREATE INDEX graph_refs_from ON graph_refs(from_qname, kind);
-      CREATE INDEX graph_refs_text ON graph_refs(text, receiver);
       -- The names a reference's receiver text is made of (\`Store\` and \`inner\` of \`st.Store#inner\`):
       -- a change to what one of them means re-resolves the reference.
       CREATE TABLE graph_ref_words (file_id INTEGER NOT NULL, ref_id INTEGER NOT NULL, word TEXT NOT NULL);
