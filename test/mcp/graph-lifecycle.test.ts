@@ -33,14 +33,19 @@ async function configured(rift: RiftMcp, toml: string): Promise<void> {
 }
 
 describe('a disabled binding provider', () => {
-  test('with data from an earlier build, edits wait for re-enabling', async () => {
+  test('with data from an earlier build, traversal answers from it across a restart, and edits wait for re-enabling', async () => {
+    // Standalone: a restart must restart the engine, not reconnect to a shared server.
     const root = tempWorkspace(FILES);
-    const rift = await startRift(root);
+    let rift = await startRift(root, {}, { standalone: true });
     try {
       const before = (await rift.call('search', { traversal: { seed: A('a') } })) as Hits;
       assert.ok(before.results.some((h) => h.hit.symbol.id === B('b')));
       writeFileSync(join(root, 'rift.toml'), DISABLED);
       await configured(rift, DISABLED);
+      await rift.close();
+      rift = await startRift(root, {}, { standalone: true });
+      const restarted = (await rift.call('search', { traversal: { seed: A('a') } })) as Hits;
+      assert.deepEqual(restarted.results, before.results);
 
       // While disabled the graph is left as it was: a new call is not linked yet.
       writeFileSync(join(root, 'src/b.ts'), 'export function b(): number {\n  return c();\n}\n\nexport function c(): number {\n  return 2;\n}\n');
@@ -62,97 +67,101 @@ describe('a disabled binding provider', () => {
   });
 });
 
-// Per language, one standalone server (a restart must restart the engine, not reconnect to a
-// shared server) takes the workspace through the provider's life: disabled before any graph
-// exists, enabled over a hub wider than the node bound, disabled again, restarted. The tests of
-// one language run in order and share that server.
+// One server takes a workspace holding all seven programs, and a hub wider than the node bound
+// in each language, through the provider's life: disabled before any graph exists, enabled,
+// disabled again. The tests run in order and share that server (one process: standalone).
 describe('the binding provider over time, in every language', () => {
   const BOUND = 1000;
   const ENABLED = '[providers.binding]\nenabled = true\n';
+  const languages = CASES.map((c) => ({ c, hub: hubFixture(c.language, BOUND + 100) }));
+  const state = {} as { root: string; rift: RiftMcp };
+  before(async () => {
+    state.root = tempWorkspace(Object.assign({ 'rift.toml': DISABLED }, ...languages.map(({ c, hub }) => ({ ...c.files, ...hub.files }))));
+    state.rift = await startRift(state.root, {}, { standalone: true });
+  });
+  after(async () => {
+    await state.rift.close();
+    removeWorkspace(state.root);
+  });
+  const walk = async (traversal: Record<string, unknown>) =>
+    (await state.rift.call('search', { traversal, limit: BOUND })) as Hits & { pagination: { total_pages: number } };
+  const ids = (r: Hits) => r.results.map((h) => h.hit.symbol.id);
+  const truncation = (r: Hits) => r.warnings.map((w) => ({ kind: w.kind, visited: w.visited }));
+  /** The walks compared before and after the provider is disabled again. */
+  const probes = ({ c, hub }: (typeof languages)[number]) => {
+    const id = ([path, qname]: [string, string]) => symbolId(c.language, path, qname);
+    return [{ seed: id(hub.hub) }, { seed: id(hub.hub), to: id(hub.beyond) }, { seed: id(c.entry), depth: 3 }, { seed: id(c.helper), direction: 'incoming', depth: 3 }];
+  };
+  const answered = new Map<string, Hits[]>();
 
-  for (const c of CASES) {
-    describe(c.language, () => {
-      const hub = hubFixture(c.language, BOUND + 100);
-      const id = ([path, qname]: [string, string]) => symbolId(c.language, path, qname);
-      const state = {} as { root: string; rift: RiftMcp };
-      before(async () => {
-        state.root = tempWorkspace({ ...c.files, ...hub.files, 'rift.toml': DISABLED });
-        state.rift = await startRift(state.root, {}, { standalone: true });
+  for (const { c, hub } of languages) {
+    const id = ([path, qname]: [string, string]) => symbolId(c.language, path, qname);
+    test(`${c.language}: disabled before any graph was built, traversal refuses capability_unavailable; lexical reads answer`, async () => {
+      const e = await state.rift.fail('search', { traversal: { seed: id(hub.hub) } });
+      assert.equal(e.code, -32000);
+      assert.deepEqual(e.data, {
+        code: 'capability_unavailable',
+        message:
+          'no configured provider serves this request: capability relationship traversal (providers.binding disabled); adjust the request to a served capability, or configure a provider that serves it',
+        retry: 'operator_action',
+        phase: 'read',
+        diagnostics: [],
+        causes: [],
       });
-      after(async () => {
-        await state.rift.close();
-        removeWorkspace(state.root);
-      });
-      const walk = async (traversal: Record<string, unknown>) =>
-        (await state.rift.call('search', { traversal, limit: BOUND })) as Hits & { pagination: { total_pages: number } };
-      const ids = (r: Hits) => r.results.map((h) => h.hit.symbol.id);
-      const truncation = (r: Hits) => r.warnings.map((w) => ({ kind: w.kind, visited: w.visited }));
-      // The walks compared before and after the provider is disabled again.
-      const probes = () => [
-        { seed: id(hub.hub) },
-        { seed: id(hub.hub), to: id(hub.beyond) },
-        { seed: id(c.entry), depth: 3 },
-        { seed: id(c.helper), direction: 'incoming', depth: 3 },
-      ];
-      let answered: Hits[] = [];
+      const lexical = (await state.rift.call('search', { query: 'beyond', target: 'symbol', limit: 20 })) as Hits;
+      assert.ok(ids(lexical).includes(id(hub.beyond)), ids(lexical).join(', '));
+    });
+  }
 
-      test('disabled before any graph was built: traversal refuses capability_unavailable; lexical reads answer', async () => {
-        const e = await state.rift.fail('search', { traversal: { seed: id(hub.hub) } });
-        assert.equal(e.code, -32000);
-        assert.deepEqual(e.data, {
-          code: 'capability_unavailable',
-          message:
-            'no configured provider serves this request: capability relationship traversal (providers.binding disabled); adjust the request to a served capability, or configure a provider that serves it',
-          retry: 'operator_action',
-          phase: 'read',
-          diagnostics: [],
-          causes: [],
-        });
-        const lexical = (await state.rift.call('search', { query: 'beyond', target: 'symbol' })) as Hits;
-        assert.ok(ids(lexical).includes(id(hub.beyond)), ids(lexical).join(', '));
-      });
+  test('enabled, the graph is built', async () => {
+    writeFileSync(join(state.root, 'rift.toml'), ENABLED);
+    await configured(state.rift, ENABLED);
+    for (const { c, hub } of languages) {
+      await eventually(async () => ((await walk({ seed: symbolId(c.language, ...hub.hub) })).results.length > 0 ? true : undefined), 120_000);
+    }
+  });
 
-      test('enabled: a walk stopped at the node bound carries traversal_truncated naming how many it visited', async () => {
-        writeFileSync(join(state.root, 'rift.toml'), ENABLED);
-        const r = await eventually(async () => {
-          const h = await walk({ seed: id(hub.hub) });
-          return h.results.length > 0 ? h : undefined;
-        }, 120_000);
-        assert.equal(r.results.length, BOUND);
-        assert.equal(r.pagination.total_pages, 1);
-        assert.ok(r.results.every((h) => h.distance === 1));
-        assert.deepEqual(truncation(r), [{ kind: 'traversal_truncated', visited: BOUND }]);
-        assert.match(String(r.warnings[0].message), /narrow facets, lower depth/);
-        // A walk that fits carries no warning.
-        const one = await walk({ seed: id(hub.callee(1)), direction: 'incoming', facets: ['calls'] });
-        assert.deepEqual(one.warnings, []);
-        assert.deepEqual(ids(one), [id(hub.hub)]);
-      });
+  for (const { c, hub } of languages) {
+    const id = ([path, qname]: [string, string]) => symbolId(c.language, path, qname);
+    test(`${c.language}: a walk stopped at the node bound carries traversal_truncated naming how many it visited`, async () => {
+      const r = await walk({ seed: id(hub.hub) });
+      assert.equal(r.results.length, BOUND);
+      assert.equal(r.pagination.total_pages, 1);
+      assert.ok(r.results.every((h) => h.distance === 1));
+      assert.deepEqual(truncation(r), [{ kind: 'traversal_truncated', visited: BOUND }]);
+      assert.match(String(r.warnings[0].message), /narrow facets, lower depth/);
+      // A walk that fits carries no warning.
+      const one = await walk({ seed: id(hub.callee(1)), direction: 'incoming', facets: ['calls'] });
+      assert.deepEqual(one.warnings, []);
+      assert.deepEqual(ids(one), [id(hub.hub)]);
+    });
 
-      test('a walk toward a symbol beyond the bound answers empty and names how many symbols it visited', async () => {
-        const r = await walk({ seed: id(hub.hub), to: id(hub.beyond) });
-        assert.deepEqual(r.results, []);
-        assert.deepEqual(truncation(r), [{ kind: 'traversal_truncated', visited: BOUND }]);
-        const near = await walk({ seed: id(hub.callee(0)), to: id(hub.beyond) });
-        assert.deepEqual(near.results.map((h) => [h.hit.symbol.id, h.distance]), [[id(hub.beyond), 1]]);
-        assert.deepEqual(near.warnings, []);
-      });
+    test(`${c.language}: a walk toward a symbol beyond the bound answers empty and names how many symbols it visited`, async () => {
+      const r = await walk({ seed: id(hub.hub), to: id(hub.beyond) });
+      assert.deepEqual(r.results, []);
+      assert.deepEqual(truncation(r), [{ kind: 'traversal_truncated', visited: BOUND }]);
+      const near = await walk({ seed: id(hub.callee(0)), to: id(hub.beyond) });
+      assert.deepEqual(near.results.map((h) => [h.hit.symbol.id, h.distance]), [[id(hub.beyond), 1]]);
+      assert.deepEqual(near.warnings, []);
 
-      test('disabled again: the data kept answers every walk as before, and again after a restart', async () => {
-        answered = [];
-        for (const t of probes()) answered.push(await walk(t));
-        assert.ok(answered[2].results.length > 0, `${c.language}: the entry reaches something`);
-        assert.ok(answered[3].results.length > 0, `${c.language}: the helper is called`);
+      const walks: Hits[] = [];
+      for (const t of probes({ c, hub })) walks.push(await walk(t));
+      assert.ok(walks[2].results.length > 0, `${c.language}: the entry reaches something`);
+      assert.ok(walks[3].results.length > 0, `${c.language}: the helper is called`);
+      answered.set(c.language, walks);
+    });
+  }
 
-        writeFileSync(join(state.root, 'rift.toml'), DISABLED);
-        await configured(state.rift, DISABLED);
-        for (const [i, t] of probes().entries()) assert.deepEqual(await walk(t), answered[i], JSON.stringify(t));
+  test('disabled again', async () => {
+    writeFileSync(join(state.root, 'rift.toml'), DISABLED);
+    await configured(state.rift, DISABLED);
+  });
 
-        await state.rift.close();
-        state.rift = await startRift(state.root, {}, { standalone: true });
-        await configured(state.rift, DISABLED);
-        for (const [i, t] of probes().entries()) assert.deepEqual(await walk(t), answered[i], JSON.stringify(t));
-      });
+  for (const language of languages) {
+    test(`${language.c.language}: the data kept answers every walk as before`, async () => {
+      const walks = answered.get(language.c.language);
+      assert.ok(walks, 'walked while enabled');
+      for (const [i, t] of probes(language).entries()) assert.deepEqual(await walk(t), walks[i], JSON.stringify(t));
     });
   }
 });

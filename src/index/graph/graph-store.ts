@@ -9,7 +9,7 @@ import type { Declaration } from '../../syntax/types.ts';
 // ids, so a re-parse that keeps a declaration keeps every edge to it.
 
 // Bumped when the recorded facts change shape or meaning: the graph is then rebuilt from the tree.
-const GRAPH_SCHEMA = '2';
+const GRAPH_SCHEMA = '3';
 
 export interface RefRow {
   id: number;
@@ -75,7 +75,7 @@ export class GraphStore {
   private static migrate(db: Tables): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
-    const tables = ['graph_files', 'graph_decls', 'graph_imports', 'graph_members', 'graph_refs', 'graph_nodes', 'graph_edges'];
+    const tables = ['graph_files', 'graph_decls', 'graph_imports', 'graph_members', 'graph_refs', 'graph_ref_words', 'graph_nodes', 'graph_edges'];
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
@@ -101,7 +101,11 @@ export class GraphStore {
       CREATE INDEX graph_refs_file ON graph_refs(file_id);
       CREATE INDEX graph_refs_name ON graph_refs(name);
       CREATE INDEX graph_refs_from ON graph_refs(from_qname, kind);
-      CREATE INDEX graph_refs_text ON graph_refs(text, receiver);
+      -- The names a reference's receiver text is made of (\`Store\` and \`inner\` of \`st.Store#inner\`):
+      -- a change to what one of them means re-resolves the reference.
+      CREATE TABLE graph_ref_words (file_id INTEGER NOT NULL, ref_id INTEGER NOT NULL, word TEXT NOT NULL);
+      CREATE INDEX graph_ref_words_word ON graph_ref_words(word);
+      CREATE INDEX graph_ref_words_file ON graph_ref_words(file_id);
       CREATE TABLE graph_nodes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, qname TEXT NOT NULL, UNIQUE(path, qname));
       CREATE TABLE graph_edges (
         src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, derivation TEXT NOT NULL,
@@ -160,15 +164,17 @@ export class GraphStore {
          FROM graph_refs r JOIN graph_files g ON g.id = r.file_id
          WHERE r.from_qname = ? AND r.kind IN ('extends', 'implements', 'embeds')`,
       ),
-      refsThroughField: db.prepare(
-        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
-         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id
-         WHERE r.receiver IN ('field', 'typed', 'path') AND instr(r.text, ?) > 0`,
+      refsThrough: db.prepare(
+        `SELECT DISTINCT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_ref_words w JOIN graph_refs r ON r.id = w.ref_id JOIN graph_files g ON g.id = r.file_id
+         WHERE w.word = ?`,
       ),
       deleteRefs: db.prepare(`DELETE FROM graph_refs WHERE file_id = ?`),
+      deleteRefWords: db.prepare(`DELETE FROM graph_ref_words WHERE file_id = ?`),
       insertRef: db.prepare(
         `INSERT INTO graph_refs(file_id, from_qname, kind, name, receiver, text, start, end) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      insertRefWord: db.prepare(`INSERT INTO graph_ref_words(file_id, ref_id, word) VALUES (?, ?, ?)`),
       nodeId: db.prepare(`SELECT id FROM graph_nodes WHERE path = ? AND qname = ?`),
       insertNode: db.prepare(`INSERT INTO graph_nodes(path, qname) VALUES (?, ?) RETURNING id`),
       node: db.prepare(`SELECT id, path, qname FROM graph_nodes WHERE id = ?`),
@@ -270,10 +276,13 @@ export class GraphStore {
     }
   }
 
-  /** References whose receiver reads a field named `field` (`this.field.f()`, `s.a.field.f()`), in any file. */
-  refsThroughField(field: string): RefRow[] {
-    const segment = (text: string | null) => text !== null && text.split(/[.#]/).includes(field);
-    return (this.stmts.refsThroughField.all(field) as RefRow[]).filter((r) => segment(r.text));
+  /**
+   * References whose receiver text names `word` as one of its parts, in any file: a field read on
+   * the way (`this.word.f()`, `s.a.word.f()`), the stated type of a local (`s: word`, `st.word`),
+   * a receiver name or a path segment (`word.f()`, `a.word.f()`).
+   */
+  refsThrough(word: string): RefRow[] {
+    return this.stmts.refsThrough.all(word) as RefRow[];
   }
 
   /** `extends` / `implements` / `embeds` references made by declarations named `qname`, in any file. */
@@ -289,7 +298,11 @@ export class GraphStore {
     for (const d of facts.declarations) s.insertDecl.run(id, d.name, d.qualifiedName, d.kind, d.container, d.facets.join(','));
     for (const i of facts.relations.imports) s.insertImport.run(id, i.local, i.module, i.imported, i.reexport ? 1 : 0);
     for (const m of facts.relations.members) s.insertMember.run(id, m.owner, m.member, m.type);
-    for (const r of facts.relations.references) s.insertRef.run(id, r.from, r.kind, r.name, r.receiver, r.text, r.start, r.end);
+    for (const r of facts.relations.references) {
+      const ref = s.insertRef.run(id, r.from, r.kind, r.name, r.receiver, r.text, r.start, r.end).lastInsertRowid;
+      if (r.text === null) continue;
+      for (const word of new Set(r.text.split(/[.#:]+/))) if (word !== '') s.insertRefWord.run(id, ref, word);
+    }
     return id;
   }
 
@@ -305,6 +318,7 @@ export class GraphStore {
     s.deleteImports.run(fileId);
     s.deleteMembers.run(fileId);
     s.deleteRefs.run(fileId);
+    s.deleteRefWords.run(fileId);
     s.deleteEdgesOfFile.run(fileId);
   }
 

@@ -7,10 +7,10 @@ import { Resolver } from './resolve.ts';
 
 // The binding provider's graph over the index: each batch records the relation facts of the
 // files it parsed, and the next `resolve` links what can have changed — every reference of a
-// changed file, and the references elsewhere whose meaning a change can alter: those naming
-// what the file declares or declared, re-exports or re-exported, the members its types gained
-// or lost through a changed base, and the fields whose stated type changed. A build that
-// changed most of the tree re-resolves everything in one pass.
+// changed file, and the references elsewhere whose meaning a change can alter: those naming, or
+// reaching through a receiver that names, what the file declares or declared, re-exports or
+// re-exported, the members its types gained or lost through a changed base, and the fields whose
+// stated type changed. A build that changed most of the tree re-resolves everything in one pass.
 
 /** Past this share of changed files, one full pass is cheaper than following names. */
 const FULL_PASS_SHARE = 0.5;
@@ -167,8 +167,10 @@ export class RelationGraph {
       for (const ref of this.store.allRefs()) link(ref);
     } else {
       const again = new Map<number, RefRow>();
-      for (const name of this.dirtyNames) for (const ref of this.store.refsNamed(name)) again.set(ref.id, ref);
-      for (const field of this.dirtyFields) for (const ref of this.store.refsThroughField(field)) again.set(ref.id, ref);
+      // A name that changed meaning re-resolves the references naming it and those reaching
+      // through it: `store.find()` where `store: Store` follows a change to what `Store` is.
+      for (const name of this.dirtyNames) for (const ref of [...this.store.refsNamed(name), ...this.store.refsThrough(name)]) again.set(ref.id, ref);
+      for (const field of this.dirtyFields) for (const ref of this.store.refsThrough(field)) again.set(ref.id, ref);
       for (const id of files) for (const ref of this.store.refsOf(id)) again.set(ref.id, ref);
       const dirty = new Set(files);
       for (const ref of again.values()) {
