@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { SERVER_REQUEST_BYTES_MAX } from '../core/limits.ts';
@@ -95,6 +95,8 @@ export class WorkspaceHttpServer {
   /** Set once the server decided to stop: new requests are refused as never taken (503). */
   private closing = false;
   private drained: (() => void) | null = null;
+  /** Open client connections (keep-alive sockets included), for a close that drops none mid-request. */
+  private readonly connections = new Set<Socket>();
 
   private constructor(
     private readonly http: HttpServer,
@@ -116,6 +118,11 @@ export class WorkspaceHttpServer {
       http.listen(opts.port, '127.0.0.1', () => resolve());
     });
     self = new WorkspaceHttpServer(http, (http.address() as AddressInfo).port, opts);
+    const connections = self.connections;
+    http.on('connection', (socket: Socket) => {
+      connections.add(socket);
+      socket.once('close', () => connections.delete(socket));
+    });
     return self;
   }
 
@@ -147,7 +154,11 @@ export class WorkspaceHttpServer {
     }
     // A stopping server takes nothing new: 503 tells the proxy the request never ran, so it may
     // send it (a change included) to the next server.
-    if (this.closing) return sendJson(res, 503, { error: 'rift server is stopping; connect to the next one' });
+    // `connection: close` retires the socket, so the proxy's next request opens a new connection.
+    if (this.closing) {
+      res.setHeader('connection', 'close');
+      return sendJson(res, 503, { error: 'rift server is stopping; connect to the next one' });
+    }
     this.opts.onActivity();
     // A request being answered keeps the server busy; a notification stream (GET) does not.
     if (req.method !== 'GET') {
@@ -222,6 +233,21 @@ export class WorkspaceHttpServer {
         resolve();
       };
     });
+  }
+
+  /**
+   * After a drain, waits (at most `timeoutMs`) for the clients to retire their connections. A
+   * request that arrives meanwhile is refused with 503 and sent again elsewhere; closing a
+   * kept-alive socket from this side instead races a client that is writing a request on it,
+   * which would see a dropped connection and could not know whether its change ran. Clients
+   * retire idle sockets before the keep-alive timeout this server announces, so the wait is
+   * bounded by it.
+   */
+  async linger(timeoutMs = this.http.keepAliveTimeout + 1000): Promise<void> {
+    this.closing = true;
+    for (const { transport } of [...this.sessions.values()]) await transport.close().catch(() => {});
+    const deadline = Date.now() + timeoutMs;
+    while (this.connections.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   }
 
   async close(): Promise<void> {

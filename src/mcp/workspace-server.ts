@@ -98,6 +98,7 @@ export async function runWorkspaceServer(opts: RunServerOptions): Promise<number
   process.off('SIGINT', onSignal);
   removeLock(root, lock);
   await draining;
+  await http.linger();
   await http.close();
   await engine?.close().catch(() => {});
   note(`rift server stopped: ${reason}`);
