@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import type { McpServer, SessionUpdate } from '@agentclientprotocol/sdk';
 import { PARTIAL_NOTE } from '../../src/agent/policy/approval.ts';
 import { probeSandbox } from '../../src/process/sandbox.ts';
-import { ENTRY, TSX } from '../support/agent-harness.ts';
 import { startHttpMcpServer } from '../support/mcp-http.ts';
 import { ollamaReply } from '../support/model-server.ts';
 import { pick, useAcp } from './client.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // What rift does with what an ACP client offers — its terminal, its MCP servers, rift's own
 // extensions (`_rift/undo`, `_rift/edit_review`) — and the repository trust questions over
@@ -135,7 +135,7 @@ describe('rift acp: client capabilities and extensions', () => {
     const remote = await startHttpMcpServer('editor-key');
     try {
       const mcpServers: McpServer[] = [
-        { name: 'rift', command: process.execPath, args: ['--import', TSX, ENTRY, 'mcp', '--standalone'], env: [{ name: 'RIFT_HOME', value: home }, { name: 'RIFT_LOG', value: 'error' }] },
+        { name: 'rift', command: process.execPath, args: [...RIFT_ARGS, 'mcp', '--standalone'], env: [{ name: 'RIFT_HOME', value: home }, { name: 'RIFT_LOG', value: 'error' }] },
         { type: 'http', name: 'remote', url: remote.url, headers: [{ name: 'Authorization', value: 'Bearer editor-key' }] },
       ];
       const c = open({ args: ['--no-index', '--approve=false'] });

@@ -7,9 +7,10 @@ import {
   client, ndJsonStream, type ClientCapabilities, type ClientConnection, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification,
 } from '@agentclientprotocol/sdk';
 import { z } from 'zod';
-import { ENTRY, TSX, useModelServer, type ModelServerOptions } from '../support/agent-harness.ts';
+import { useModelServer, type ModelServerOptions } from '../support/agent-harness.ts';
 import type { RecordedRequest, ScriptedModelServer } from '../support/model-server.ts';
 import { schemaProblems, type WireMessage } from './schema.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // Drives `rift acp` the way an editor does: the process spawned over stdio and spoken to by the
 // ACP SDK's client side. Every message both ways is kept (for the schema check); the client's
@@ -54,7 +55,7 @@ export class AcpClient {
   private waiters: Array<() => void> = [];
 
   constructor(private readonly o: AcpClientOptions) {
-    this.child = spawn(process.execPath, ['--import', TSX, ENTRY, 'acp', ...(o.args ?? [])], {
+    this.child = spawn(process.execPath, [...RIFT_ARGS, 'acp', ...(o.args ?? [])], {
       cwd: o.cwd,
       env: { PATH: process.env.PATH, HOME: o.home, RIFT_HOME: o.home, RIFT_LOG: 'error' },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -8,7 +8,8 @@ import { loadAgentConfig } from '../../src/agent/base/config.ts';
 import { mcpServerKey } from '../../src/agent/extensions/project-trust.ts';
 import { probeSandbox } from '../../src/process/sandbox.ts';
 import { tempDir } from '../support/agent-harness.ts';
-import { ENTRY, TSX, runCli } from '../helpers/cli.ts';
+import { runCli } from '../helpers/cli.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // `rift trust` (the headless path to a trust decision) and `rift doctor`, as processes.
 
@@ -19,7 +20,7 @@ function rift(args: string[], cwd: string, home: string, env: Record<string, str
 
 /** Runs rift on a pseudo-terminal (util-linux `script`), typing `input`. */
 function riftOnTty(args: string[], cwd: string, home: string, input: string) {
-  const command = [process.execPath, '--import', TSX, ENTRY, ...args].map((a) => `'${a}'`).join(' ');
+  const command = [process.execPath, ...RIFT_ARGS, ...args].map((a) => `'${a}'`).join(' ');
   const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd, encoding: 'utf8', timeout: 60_000, input, env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, TERM: 'dumb' } });
   return { code: r.status, stdout: r.stdout };
 }

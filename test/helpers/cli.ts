@@ -1,11 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
-// The rift CLI as a process, from source: one spawn helper for every CLI test.
+// The rift CLI as a process (the built program): one spawn helper for every CLI test.
 
-export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-export const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 
 export interface CliRun {
   code: number | null;
@@ -23,7 +20,7 @@ export interface CliOptions {
 }
 
 export function runCli(args: string[], cwd: string, o: CliOptions = {}): CliRun {
-  const argv = [...(o.wrap ?? []), process.execPath, '--import', TSX, ENTRY, ...args];
+  const argv = [...(o.wrap ?? []), process.execPath, ...RIFT_ARGS, ...args];
   const r = spawnSync(argv[0], argv.slice(1), { cwd, encoding: 'utf8', timeout: o.timeoutMs ?? 120_000, env: o.env, input: o.input });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

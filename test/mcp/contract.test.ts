@@ -2,13 +2,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { serveWorkspace, startRift } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { ErrorDataSchema } from '../../src/protocol/common.ts';
 import { schemaDocument } from '../../src/mcp/schema-export.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // Transport and envelope (reference F.1, F.17): frames, lifecycle, wire errors, schemas.
 
@@ -204,9 +204,7 @@ function stripSchema(s: unknown): unknown {
 
 test('stdout carries only newline-delimited JSON-RPC frames, and the server logs its stop', async () => {
   const root = tempWorkspace(FILES);
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', tsx, entry, 'mcp', '--standalone'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...RIFT_ARGS, 'mcp', '--standalone'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

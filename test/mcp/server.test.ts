@@ -3,20 +3,17 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { readLock, type ServerLock } from '../../src/mcp/lock.ts';
 import { runCli } from '../helpers/cli.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // One server per workspace (reference G.5, issue 12): `rift mcp` proxies to the workspace's
 // `rift server` over Streamable HTTP; the lock elects one server, the token and loopback
 // checks guard it, a dead server is replaced, and an idle one exits.
 
-const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const FILES = { 'app/core.py': 'def beacon():\n    return 1\n\n\ndef other():\n    return 2\n' };
 
 function lockOf(root: string): ServerLock {
@@ -212,7 +209,7 @@ test('rift server refuses a second server, and exits when idle, removing its loc
   const root = tempWorkspace(FILES);
   let first: ChildProcess | undefined;
   try {
-    first = spawn(process.execPath, ['--import', TSX, ENTRY, 'server', '--idle-timeout', '6s'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    first = spawn(process.execPath, [...RIFT_ARGS, 'server', '--idle-timeout', '6s'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     first.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => first!.on('close', resolve));

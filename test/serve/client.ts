@@ -1,13 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ServeEvent } from '../../src/protocol/serve.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // Spawns `rift --serve` and reads its stdout as JSON lines; every wait is bounded, and every
 // event is checked against its wire schema when the client closes.
 
-const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export type Ev = Record<string, any> & { event: string };
 
@@ -22,7 +19,7 @@ export class ServeClient {
   readonly spawnedAt = performance.now();
 
   constructor(args: string[], cwd: string, home: string) {
-    this.child = spawn(process.execPath, ['--import', TSX, ENTRY, '--serve', ...args], {
+    this.child = spawn(process.execPath, [...RIFT_ARGS, '--serve', ...args], {
       cwd,
       env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error' },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +17,7 @@ import type { AgentEvent } from '../../src/agent/base/types.ts';
 import { UndoJournal } from '../../src/agent/session/undo.ts';
 import { ToolError } from '../../src/agent/base/tool.ts';
 import { ScriptedModelServer, type ModelSpec } from './model-server.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // An Agent wired to the scripted model server in a temp workspace, collecting its events.
 
@@ -189,9 +188,6 @@ export async function toolError(p: Promise<string>): Promise<string> {
   assert.fail('expected a tool error');
 }
 
-/** The rift entry point and the tsx loader, for tests that spawn rift themselves. */
-export const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface RiftRun {
   code: number | null;
@@ -202,7 +198,7 @@ export interface RiftRun {
 /** Runs the rift CLI as a process in `cwd` with `home` as RIFT_HOME and HOME; stdin closed. */
 export function runRift(args: string[], cwd: string, home: string, env: Record<string, string> = {}): Promise<RiftRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
+    const child = spawn(process.execPath, [...RIFT_ARGS, ...args], {
       cwd,
       env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,8 +4,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ollamaReply, type Step } from '../support/model-server.ts';
-import { ENTRY, TSX, useModelServer } from '../support/agent-harness.ts';
+import { useModelServer } from '../support/agent-harness.ts';
 import { gitFixture, type GitFixture } from '../helpers/git.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // rift swarm / rift merge as processes against the scripted model server: one script per model.
 
@@ -19,7 +20,7 @@ interface Run {
 
 function rift(args: string[], cwd: string, home: string, onStart?: (pid: number) => void, onOut?: (s: string) => void): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
+    const child = spawn(process.execPath, [...RIFT_ARGS, ...args], {
       cwd,
       env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,18 +1,15 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // Drives `rift` (the terminal UI) inside a private tmux server: send-keys to type,
 // capture-pane to read the screen. Every wait polls the pane with a deadline; none sleeps a
 // fixed time, so a loaded machine only makes a test slower, never wrong.
 
 const run = promisify(execFile);
-const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 let serial = 0;
 
@@ -61,7 +58,7 @@ export class Pane {
     const statusFile = join(mkdtempSync(join(tmpdir(), 'rift-tui-status-')), 'status');
     const rift = [
       'env', '-i', ...Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)),
-      quote(process.execPath), '--import', quote(TSX), quote(ENTRY), ...o.args.map(quote),
+      quote(process.execPath), ...RIFT_ARGS.map(quote), ...o.args.map(quote),
     ].join(' ');
     const command = `${rift}; echo $? > ${quote(statusFile)}`;
     const pane = new Pane(socket, 'rift', statusFile);

@@ -8,7 +8,8 @@ import { loadAgentConfig } from '../../../src/agent/base/config.ts';
 import { probeSandbox } from '../../../src/process/sandbox.ts';
 import { TrustStore } from '../../../src/agent/policy/trust.ts';
 import { ollamaReply } from '../../support/model-server.ts';
-import { ENTRY, TSX, runRift, useModelServer } from '../../support/agent-harness.ts';
+import { runRift, useModelServer } from '../../support/agent-harness.ts';
+import { RIFT_ARGS } from '../../support/rift-process.ts';
 
 // MCP servers as the agent's tools, with rift itself as a process: `rift -p` whose user config
 // names `rift mcp` as a server (the model looks a declaration up through MCP), and a cloned
@@ -38,7 +39,7 @@ describe('MCP servers in rift -p', () => {
       JSON.stringify({
         host: server.url,
         model: 'test-model',
-        mcp: { rift: { command: process.execPath, args: ['--import', TSX, ENTRY, 'mcp', '--standalone'], env: { RIFT_HOME: home, RIFT_LOG: 'error' } } },
+        mcp: { rift: { command: process.execPath, args: [...RIFT_ARGS, 'mcp', '--standalone'], env: { RIFT_HOME: home, RIFT_LOG: 'error' } } },
       }),
     );
     server.script(ollamaReply({ toolCalls: [{ name: 'rift_get_symbol', arguments: { name: 'greet' } }] }), ollamaReply({ content: 'greet says hello.' }));

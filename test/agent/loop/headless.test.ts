@@ -4,7 +4,8 @@ import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { ollamaReply } from '../../support/model-server.ts';
 import { spawn } from 'node:child_process';
-import { ENTRY, TSX, runRift, tempDir, useModelServer } from '../../support/agent-harness.ts';
+import { runRift, tempDir, useModelServer } from '../../support/agent-harness.ts';
+import { RIFT_ARGS } from '../../support/rift-process.ts';
 
 const rift = (args: string[], cwd: string, home: string) => runRift(args, cwd, home);
 
@@ -103,7 +104,7 @@ describe('headless rift -p', () => {
     };
     const local = await turn();
     assert.match(local, /^core\.py:1 function beacon \(rift:\/\/symbol\/python\/core\.py\/beacon\)/);
-    const srv = spawn(process.execPath, ['--import', TSX, ENTRY, 'server', '--idle-timeout', '60s'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const srv = spawn(process.execPath, [...RIFT_ARGS, 'server', '--idle-timeout', '60s'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
     srv.stderr.on('data', (d: Buffer) => (log += d));
     try {
