@@ -684,6 +684,17 @@ export class ProjectionService {
     );
   }
 
+  /**
+   * What a publish of `id` would carry now, its directory reconciled first: the paths it changed
+   * against its baseline, and its changes (whose ids `publish`'s `accept` takes).
+   */
+  async pending(id: string): Promise<{ paths: string[]; changes: ChangeRecord[] }> {
+    return this.holding(id, async () => ({
+      paths: [...this.files(id).values()].filter((r) => r.base !== r.current).map((r) => r.path).sort(compareProjectPaths),
+      changes: this.changes(id),
+    }));
+  }
+
   /** `rift://changes`: a projection's changeset (reconciled first), or null state for the workspace's (none kept). */
   async changeList(id: string | null): Promise<{ state: ProjectionState | null; changes: ChangeRecord[] }> {
     if (id === null) return { state: null, changes: [] };
