@@ -16,7 +16,8 @@ import { clearSwarm } from '../src/swarm/clear.ts';
 import { ProjectionTrees } from '../src/swarm/projection-tree.ts';
 import { candidatesFor } from '../src/swarm/run.ts';
 import { repositoryRoot, WorktreeTrees, type CandidateTrees } from '../src/swarm/tree.ts';
-import { median, seededRandom, timed, writeSection } from './lib.ts';
+import { cpus } from 'node:os';
+import { load1, median, seededRandom, timed, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -101,6 +102,7 @@ const child = (...a: string[]) => {
   return { ...t, out: JSON.parse(t.stdout) as Record<string, number> };
 };
 
+const loadStart = load1();
 const repo = fixture();
 try {
   const source = duKb(repo) - duKb(join(repo, '.git'));
@@ -109,11 +111,12 @@ try {
   const cold = child('--warm', repo).out.ms;
   const warm = child('--warm', repo).out.ms;
   const storeKb = Math.round(statSync(join(repo, '.rift', 'rift.db')).size / 1024);
-  const results: Record<string, { startMs: number; diskKb: number; rssKb: number | null; index: Record<string, number> }> = {};
+  const results: Record<string, { startMs: number; cpuS: number | null; diskKb: number; rssKb: number | null; index: Record<string, number> }> = {};
   for (const kind of Object.keys(KINDS)) {
     const starts: number[] = [];
     const disks: number[] = [];
     const rss: number[] = [];
+    const cpu: number[] = [];
     for (let r = 0; r < runs; r++) {
       await clearSwarm(repo);
       const before = stateKb(repo);
@@ -121,11 +124,12 @@ try {
       starts.push(t.out.startMs);
       disks.push(stateKb(repo) - before);
       if (t.maxRssKb !== null) rss.push(t.maxRssKb);
+      if (t.cpuS !== null) cpu.push(t.cpuS);
     }
     await clearSwarm(repo);
     const index = child('--index', kind, repo).out;
     await clearSwarm(repo);
-    results[kind] = { startMs: median(starts), diskKb: median(disks), rssKb: rss.length ? median(rss) : null, index };
+    results[kind] = { startMs: median(starts), cpuS: cpu.length ? median(cpu) : null, diskKb: median(disks), rssKb: rss.length ? median(rss) : null, index };
   }
   const kinds = Object.keys(results);
   const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
@@ -134,6 +138,7 @@ try {
     `| | ${kinds.join(' | ')} |`,
     `|---|${kinds.map(() => '---:').join('|')}|`,
     row(`start: all ${CANDIDATES} trees made`, (k) => `${(results[k].startMs / 1000).toFixed(2)} s`),
+    row('CPU time of the process making them (user + system, git included)', (k) => (results[k].cpuS === null ? 'n/a' : `${results[k].cpuS!.toFixed(2)} s`)),
     row('disk: the trees, their records and indexes', (k) => mib(results[k].diskKb)),
     row(`disk per tree, against the ${mib(source)} source`, (k) => `${((results[k].diskKb / CANDIDATES / source) * 100).toFixed(0)} %`),
     row('peak memory of the process making them (git included)', (k) => (results[k].rssKb === null ? 'n/a' : `${(results[k].rssKb / 1024).toFixed(0)} MiB`)),
@@ -142,7 +147,7 @@ try {
     row("that candidate's index on disk", (k) => mib(results[k].index.storeKb)),
   ];
   const body = [
-    `${CANDIDATES} candidates on a ${files}-file tree (${mib(source)} of source, one commit), median of ${runs} runs, made through the \`CandidateTree\` seam exactly as \`rift swarm\` makes them (one after another). Start is the time until every tree exists, before any candidate process starts; memory is the peak resident set of the process making the trees (GNU time, children included); disk is what \`.rift/\` and \`.git/\` grew by. Filesystem: the temp folder's (${fsType(repo)}).`,
+    `${CANDIDATES} candidates on a ${files}-file tree (${mib(source)} of source, one commit), median of ${runs} runs, made through the \`CandidateTree\` seam exactly as \`rift swarm\` makes them (one after another). Start is the time until every tree exists, before any candidate process starts; memory is the peak resident set of the process making the trees (GNU time, children included); disk is what \`.rift/\` and \`.git/\` grew by. Filesystem: the temp folder's (${fsType(repo)}). Machine: ${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}, Node ${process.version}, load average ${loadStart.toFixed(1)} at the start and ${load1().toFixed(1)} at the end: on a shared machine the wall times move with the load, the CPU times much less.`,
     '',
     `- A **worktree** is a full checkout: the source's size again per candidate, plus an index file in \`.git/worktrees/\`. Its candidate's \`rift -p\` then indexes its tree from scratch, every candidate at once.`,
     `- A **projection** copies every visible file (a copy-on-write clone on btrfs, XFS or APFS; a full copy on ext4 and tmpfs) and starts its own index as a copy of the workspace's (${mib(storeKb)} here), restamped, so its candidate parses nothing. The swarm first brings the workspace's index up to date: ${(warm / 1000).toFixed(2)} s here when it is current (included in start), ${(cold / 1000).toFixed(2)} s the first time a workspace is indexed at all (not included: once per workspace, and \`rift index\` or a running \`rift server\` has usually done it). Each projection also records its base tree through a private git index (\`.rift/patches/<name>.index\`).`,
