@@ -1,21 +1,24 @@
 import { judge } from '../swarm/judge.ts';
 import { merge } from '../swarm/merge.ts';
 import { candidatesFor, DEFAULT_SWARM_MODELS, runSwarm, summaryTable, type SwarmEvent } from '../swarm/run.ts';
-import { SwarmRefusal } from '../swarm/tree.ts';
+import { SwarmRefusal, type TreeKind } from '../swarm/tree.ts';
 import { parse, UsageError } from './args.ts';
 
 // `rift swarm "<task>"` and `rift merge <name>` (docs/swarm.md, reference B.14).
 
-export const SWARM_HELP = `rift swarm "<task>" [--models a,b,…] [--explore] [--judge MODEL] [--host URL] [--no-tui]
+export const SWARM_HELP = `rift swarm "<task>" [--models a,b,…] [--explore] [--judge MODEL] [--trees KIND] [--host URL] [--no-tui]
 
-Runs the task with every model at once, each in its own detached git worktree under
-.rift/worktrees/, and saves each candidate's change as .rift/patches/<name>.patch (with a
-diffstat). The workspace is untouched until \`rift merge <name>\`.
+Runs the task with every model at once, each in its own copy of the repository at HEAD (a
+projection under .rift/projections/, or a detached git worktree under .rift/worktrees/), and
+saves each candidate's change as .rift/patches/<name>.patch (with a diffstat). The workspace is
+untouched until \`rift merge <name>\`.
 
   --models a,b,…   candidate models (default ${DEFAULT_SWARM_MODELS.join(',')}); provider/model reaches
                    another provider
   --explore        add a temperature-0.8 copy <name>-hot of each candidate
   --judge MODEL    a model picks the best patch: prints JUDGE: winner=<name|none> and its reason
+  --trees KIND     projection or worktree (default: projections when the workspace is at HEAD
+                   and a projection holds all of it, worktrees otherwise)
   --host URL       the model server for every candidate (default: the configured host)
   --no-tui         plain progress lines (also when stdout is not a terminal)
 
@@ -25,8 +28,10 @@ is run in each candidate's tree. Ctrl-C stops every candidate and removes their 
 
 export const MERGE_HELP = `rift merge <name> [--cleanup]
 
-Applies candidate <name>'s saved patch (.rift/patches/<name>.patch) to the workspace with
-\`git apply --3way\` semantics. A conflict with the workspace refuses and changes nothing.
+Applies candidate <name>'s change to the workspace. A candidate that ran in a projection is
+published from it: a file the workspace changed since the swarm started refuses, even where
+the edits do not overlap. Otherwise its saved patch (.rift/patches/<name>.patch) is applied
+with \`git apply --3way\` semantics. A conflict refuses and changes nothing.
 
   --cleanup        afterwards remove every candidate tree and saved patch
 `;
@@ -35,6 +40,7 @@ const SWARM_OPTIONS = {
   models: { type: 'string' },
   explore: { type: 'boolean' },
   judge: { type: 'string' },
+  trees: { type: 'string' },
   host: { type: 'string' },
   'no-tui': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -51,6 +57,7 @@ export async function runSwarmCommand(argv: readonly string[]): Promise<number> 
   const models = values.models === undefined ? DEFAULT_SWARM_MODELS : values.models.split(',').map((m) => m.trim()).filter(Boolean);
   if (models.length === 0) throw new UsageError('--models names no model');
   if (values.judge !== undefined && values.judge.trim() === '') throw new UsageError('--judge needs a model');
+  if (values.trees !== undefined && values.trees !== 'projection' && values.trees !== 'worktree') throw new UsageError(`--trees is projection or worktree, not '${values.trees}'`);
   const out = (s: string) => process.stdout.write(s);
   const ctl = new AbortController();
   const onSigint = () => {
@@ -61,12 +68,18 @@ export async function runSwarmCommand(argv: readonly string[]): Promise<number> 
   try {
     const candidates = candidatesFor(models, values.explore === true);
     const live = process.stdout.isTTY === true && values['no-tui'] !== true;
-    const run = await runSwarm({ cwd: process.cwd(), task, candidates, host: values.host, signal: ctl.signal }, live ? livePanel(candidates.map((c) => c.name), out) : plainProgress(out));
+    const trees = values.trees as TreeKind | undefined;
+    let where = '';
+    const show = live ? livePanel(candidates.map((c) => c.name), out) : plainProgress(out);
+    const run = await runSwarm({ cwd: process.cwd(), task, candidates, host: values.host, signal: ctl.signal, trees }, (e) => {
+      if (e.kind === 'trees') where = treesLine(e.trees, e.reason);
+      show(e);
+    });
     if (run.cancelled) {
       process.stderr.write('rift swarm: cancelled; every candidate tree was removed\n');
       return 130;
     }
-    out(`\n${summaryTable(run.results)}\n`);
+    out(`\n${live ? `${where}\n` : ''}${summaryTable(run.results)}\n`);
     for (const r of run.results) {
       if (r.detail) out(`${r.name}: ${r.detail}\n`);
       if (r.patch) out(`${r.name}: ${r.patch}\n${r.diffstat.replace(/^/gm, '  ')}\n`);
@@ -88,9 +101,15 @@ export async function runSwarmCommand(argv: readonly string[]): Promise<number> 
   }
 }
 
+/** Where the candidates run, and why not in projections when that was not asked for. */
+function treesLine(trees: TreeKind, reason: string | null): string {
+  return trees === 'projection' ? 'candidates run in projections (.rift/projections/)' : `candidates run in git worktrees (.rift/worktrees/)${reason ? `: ${reason}` : ''}`;
+}
+
 function plainProgress(out: (s: string) => void): (e: SwarmEvent) => void {
   return (e) => {
-    if (e.kind === 'started') out(`[${e.name}] started (${e.model}) in ${e.tree}\n`);
+    if (e.kind === 'trees') out(`${treesLine(e.trees, e.reason)}\n`);
+    else if (e.kind === 'started') out(`[${e.name}] started (${e.model}) in ${e.tree}\n`);
     else if (e.kind === 'progress') out(`[${e.name}] ${e.text}\n`);
     else out(`[${e.result.name}] ${e.result.status}${e.result.detail ? `: ${e.result.detail}` : ''}\n`);
   };
@@ -109,6 +128,7 @@ function livePanel(names: readonly string[], out: (s: string) => void): (e: Swar
   };
   draw();
   return (e) => {
+    if (e.kind === 'trees') return;
     const cellOf = cells.get(e.kind === 'finished' ? e.result.name : e.name);
     if (!cellOf) return;
     if (e.kind === 'started') cellOf.status = 'running';
@@ -129,7 +149,8 @@ export async function runMergeCommand(argv: readonly string[]): Promise<number> 
   const { values, positionals } = parse(argv, { cleanup: { type: 'boolean' } }, 1);
   try {
     const r = await merge(process.cwd(), positionals[0], values.cleanup === true);
-    process.stdout.write(`merged ${positionals[0]}: ${r.files.length} file(s): ${r.files.join(', ')}\n${r.cleaned ? 'removed every candidate tree and patch\n' : ''}`);
+    const how = r.via === 'publish' ? `published from projection ${r.projection}` : `applied with git apply --3way semantics${r.note ? ` (${r.note})` : ''}`;
+    process.stdout.write(`merged ${positionals[0]}: ${r.files.length} file(s): ${r.files.join(', ')}\n${how}\n${r.cleaned ? 'removed every candidate tree and patch\n' : ''}`);
     return 0;
   } catch (e) {
     if (e instanceof SwarmRefusal) {

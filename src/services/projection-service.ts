@@ -766,4 +766,15 @@ export class ProjectionService {
       return { state: this.state(id), changes: this.changes(id), snapshot: { tree_revision: engine.indexer.snapshot.revision } };
     });
   }
+
+  /**
+   * What a publish of `id` would carry now, its directory reconciled first: the paths it changed
+   * against its baseline, and its changes (whose ids `publish`'s `accept` takes).
+   */
+  async pending(id: string): Promise<{ paths: string[]; changes: ChangeRecord[] }> {
+    return this.holding(id, async () => ({
+      paths: [...this.files(id).values()].filter((r) => r.base !== r.current).map((r) => r.path).sort(compareProjectPaths),
+      changes: this.changes(id),
+    }));
+  }
 }

@@ -1,23 +1,38 @@
-import { existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { recoverChanges } from '../change/journal.ts';
 import { Publication, type FileWrite } from '../change/publish.ts';
 import { TreeLock } from '../change/tree-lock.ts';
-import { invalidField } from '../core/errors.ts';
+import { invalidField, RiftError } from '../core/errors.ts';
 import { MERGE_LOCK_WAIT_MS, SWARM_PATCH_BYTES_MAX } from '../core/limits.ts';
 import { runGit } from '../history/git.ts';
+import type { PublishResult } from '../protocol/projection.ts';
+import { Engine } from '../services/engine.ts';
 import { readBytesSync } from '../workspace/read.ts';
 import { ensureStateDir, STATE_DIR } from '../workspace/state-dir.ts';
-import { clearSwarm, PATCHES_DIR, repositoryRoot, SwarmRefusal } from './tree.ts';
+import { clearSwarm } from './clear.ts';
+import { listPaths, projectionPatch } from './projection-tree.ts';
+import { PATCHES_DIR, readRecord, repositoryRoot, SwarmRefusal, type TreeRecord } from './tree.ts';
 
-// `rift merge <name>`: the candidate's saved patch goes into the workspace with `git apply
-// --3way` semantics, computed away from the workspace and published by the engine. Holding the
-// tree lock (so no other rift process changes the tree meanwhile), the touched files' current
-// bytes go into a scratch index over HEAD; `git apply --cached --3way` merges the patch there;
-// a conflict (or a patch that does not apply) refuses with nothing written. Otherwise the merged
-// bytes are published through the journaled `Publication`, which checks each file still holds
-// the bytes read and rolls every file back on a failure or a kill. The workspace's own index is
-// not touched: the change lands as unstaged edits.
+// `rift merge <name>`: the candidate's change goes into the workspace through the engine, in
+// one of two ways, refusing on a conflict with every byte left as it was.
+//
+// A candidate that ran in a projection is published (docs/projections.md): the projection's
+// changed files are written all or none, and any file the workspace changed since the
+// projection was made refuses — even where `git apply --3way` would have merged the two edits.
+// The merge is the user's acceptance of the candidate's changes (`accept` names them all). It
+// is used only while the projection holds exactly the saved patch, so what lands is what the
+// judge saw; otherwise (the projection is gone, the patch was edited, the projection holds a
+// file git does not see) the saved patch is applied the other way, and the result says why.
+//
+// A candidate from a worktree has its saved patch applied with `git apply --3way` semantics,
+// computed away from the workspace and published by the engine. Holding the tree lock (so no
+// other rift process changes the tree meanwhile), the touched files' current bytes go into a
+// scratch index over HEAD; `git apply --cached --3way` merges the patch there; a conflict (or a
+// patch that does not apply) refuses with nothing written. Otherwise the merged bytes are
+// published through the journaled `Publication`, which checks each file still holds the bytes
+// read and rolls every file back on a failure or a kill. The workspace's own index is not
+// touched either way: the change lands as unstaged edits.
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 
@@ -25,6 +40,12 @@ export interface MergeResult {
   repo: string;
   files: string[];
   cleaned: boolean;
+  /** `publish` from the candidate's projection, or the saved patch with `git apply --3way` semantics. */
+  via: 'publish' | 'git apply --3way';
+  /** The projection published from. */
+  projection: string | null;
+  /** Why a projection candidate's patch was applied with git instead. */
+  note: string | null;
 }
 
 /** The candidates with a saved patch, by name. */
@@ -42,6 +63,13 @@ export async function merge(cwd: string, name: string, cleanup: boolean): Promis
     const have = savedPatches(repo);
     throw new SwarmRefusal(`no saved patch for candidate '${name}' (${PATCHES_DIR}/${name}.patch); ${have.length ? `saved: ${have.join(', ')}` : 'run `rift swarm` first'}`);
   }
+  const record = readRecord(repo, name);
+  let note: string | null = null;
+  if (record?.tree === 'projection' && record.projection !== null) {
+    const published = await publishProjection(repo, name, record, patchFile);
+    if ('files' in published) return finish(repo, cleanup, { repo, files: published.files, cleaned: false, via: 'publish', projection: record.projection, note: null });
+    note = published.fallback;
+  }
   const paths = await touchedPaths(repo, patchFile);
   ensureStateDir(repo);
   const lock = TreeLock.acquire(repo);
@@ -57,8 +85,53 @@ export async function merge(cwd: string, name: string, cleanup: boolean): Promis
   } finally {
     await lock.release();
   }
+  return finish(repo, cleanup, { repo, files: paths, cleaned: false, via: 'git apply --3way', projection: null, note });
+}
+
+async function finish(repo: string, cleanup: boolean, result: MergeResult): Promise<MergeResult> {
   if (cleanup) await clearSwarm(repo);
-  return { repo, files: paths, cleaned: cleanup };
+  return { ...result, cleaned: cleanup };
+}
+
+/**
+ * Publishes the candidate's projection, accepting its changes. A refusal throws (nothing
+ * changed); `fallback` says why the saved patch has to be applied with git instead.
+ */
+async function publishProjection(repo: string, name: string, record: TreeRecord, patchFile: string): Promise<{ files: string[] } | { fallback: string }> {
+  const id = record.projection!;
+  const engine = await Engine.open(repo, { watch: false });
+  try {
+    // A publish writes through the workspace's change pipeline, which works on a current index.
+    await engine.build();
+    let pending;
+    try {
+      pending = await engine.projections.pending(id);
+    } catch (e) {
+      if (e instanceof RiftError && e.code === 'resource_not_found') return { fallback: `its projection ${id} is gone` };
+      throw e;
+    }
+    const saved = readFileSync(patchFile);
+    if (!(await projectionPatch(repo, record)).patch.equals(saved)) return { fallback: `${PATCHES_DIR}/${name}.patch is not what its projection ${id} holds (edited since the swarm?)` };
+    const patched = (await touchedPaths(repo, patchFile)).sort();
+    const changed = [...pending.paths].sort();
+    if (changed.join('\0') !== patched.join('\0')) {
+      const odd = [...changed.filter((p) => !patched.includes(p)), ...patched.filter((p) => !changed.includes(p))];
+      return { fallback: `its projection ${id} and the patch differ at ${listPaths(odd)} (a file git or rift does not see)` };
+    }
+    const r = await engine.projections.publish({ projection: id, accept: pending.changes.map((c) => c.id) });
+    if (!r.published) throw new SwarmRefusal(refusal(name, r));
+    return { files: changed };
+  } finally {
+    await engine.close();
+  }
+}
+
+function refusal(name: string, r: PublishResult): string {
+  const why: string[] = [];
+  if (r.conflicts.length > 0) why.push(`the workspace changed ${listPaths(r.conflicts)} since the swarm started, and so did the candidate`);
+  if (r.dependency_conflicts.length > 0) why.push(`files the candidate read changed: ${listPaths(r.dependency_conflicts.map((d) => `${d.path} (${d.observed} → ${d.current ?? 'deleted'})`))}`);
+  if (r.unaccepted.length > 0) why.push(`changes still to accept: ${r.unaccepted.join(', ')}`);
+  return `cannot merge '${name}': it conflicts with the workspace (${why.join('; ')}); nothing was changed — publish refuses any file the workspace changed since the candidate's projection was made, even where the edits do not overlap; commit or undo your edits to those files, or pick another candidate`;
 }
 
 /** The paths the patch touches (patches are written without rename detection, so one path per file). */

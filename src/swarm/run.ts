@@ -2,7 +2,21 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SWARM_CANDIDATES_MAX, SWARM_CANDIDATE_TIMEOUT_MS, SWARM_PATCH_BYTES_MAX, SWARM_TEST_TIMEOUT_MS } from '../core/limits.ts';
-import { clearSwarm, excludeSwarmDirs, PATCHES_DIR, repositoryRoot, SwarmRefusal, WorktreeTrees, type CandidateTree, type CandidateTrees } from './tree.ts';
+import { ensureStateDir } from '../workspace/state-dir.ts';
+import { clearSwarm } from './clear.ts';
+import { listPaths, ProjectionTrees } from './projection-tree.ts';
+import {
+  excludeSwarmDirs,
+  PATCHES_DIR,
+  repositoryRoot,
+  saveRecord,
+  SwarmRefusal,
+  uncommittedPaths,
+  WorktreeTrees,
+  type CandidateTree,
+  type CandidateTrees,
+  type TreeKind,
+} from './tree.ts';
 
 // `rift swarm` (reference B.14): every candidate is a child `rift -p` process working the same
 // task in its own tree, all at once. A child process rather than an in-process loop because the
@@ -10,6 +24,9 @@ import { clearSwarm, excludeSwarmDirs, PATCHES_DIR, repositoryRoot, SwarmRefusal
 // to the directory it starts in, and because a candidate that crashes, loops or hangs can then
 // be stopped (its process group killed) without touching the others. Each child runs the
 // headless mode (`always_task`) with its own capability preflight and family prompt.
+//
+// Candidates run in projections of the workspace when they can start there from HEAD exactly,
+// in detached git worktrees otherwise (or when asked: `--trees`); docs/swarm.md says when.
 
 /** The reference's default pair (C.6). */
 export const DEFAULT_SWARM_MODELS = ['gemma4:26b', 'gemma4:12b'];
@@ -49,6 +66,8 @@ export interface CandidateResult {
 }
 
 export type SwarmEvent =
+  /** Where the candidates run; `reason` says why not in projections when they run in worktrees unasked. */
+  | { kind: 'trees'; trees: TreeKind; reason: string | null }
   | { kind: 'started'; name: string; model: string; tree: string }
   | { kind: 'progress'; name: string; text: string }
   | { kind: 'finished'; result: CandidateResult };
@@ -63,12 +82,13 @@ export interface SwarmOptions {
   signal?: AbortSignal;
   /** The command that runs rift (default: this process's own program and loader flags). */
   rift?: string[];
-  /** The trees candidates work in (default: detached worktrees of the repository). */
-  trees?: (repo: string, head: string) => CandidateTrees;
+  /** The kind of tree candidates work in; undefined: projections when they can start from HEAD there, worktrees otherwise. */
+  trees?: TreeKind;
 }
 
 export interface SwarmRun {
   repo: string;
+  trees: TreeKind;
   results: CandidateResult[];
   cancelled: boolean;
 }
@@ -104,9 +124,9 @@ export function testCommand(task: string): string | null {
 /** Runs every candidate at once; resolves when all have ended (or, cancelled, when all are stopped and their trees removed). */
 export async function runSwarm(o: SwarmOptions, onEvent: (e: SwarmEvent) => void): Promise<SwarmRun> {
   const { root: repo, head } = await repositoryRoot(o.cwd);
+  ensureStateDir(repo);
   await excludeSwarmDirs(repo);
   await clearSwarm(repo);
-  const trees = (o.trees ?? ((r, h) => new WorktreeTrees(r, h)))(repo, head);
   const patchesDir = join(repo, PATCHES_DIR);
   mkdirSync(patchesDir, { recursive: true });
   const made: CandidateTree[] = [];
@@ -117,12 +137,54 @@ export async function runSwarm(o: SwarmOptions, onEvent: (e: SwarmEvent) => void
     for (const c of children) stop(c);
   };
   o.signal?.addEventListener('abort', onAbort);
+  let trees: CandidateTrees | null = null;
+  const removeAll = async () => {
+    await Promise.all(made.splice(0).map((t) => t.remove()));
+    rmSync(patchesDir, { recursive: true, force: true });
+  };
   try {
-    // Trees are made one after another (git serializes its worktree records), then all run at once.
-    for (const [i, spec] of o.candidates.entries()) {
-      if (cancelled) break;
-      made.push(await trees.create(i + 1, spec.name));
+    let kind: TreeKind = o.trees ?? 'projection';
+    let reason: string | null = null;
+    if (kind === 'projection') {
+      const dirty = await uncommittedPaths(repo);
+      if (dirty.length > 0) {
+        reason = `the workspace has uncommitted changes (${listPaths(dirty)}), and candidates start from HEAD`;
+        if (o.trees === 'projection') throw new SwarmRefusal(`${reason} while a projection copies the workspace as it is — commit or stash them, or run with --trees worktree`);
+        kind = 'worktree';
+      }
     }
+    // Trees are made one after another (git serializes its worktree records; projections share
+    // one index build), then all candidates run at once.
+    const make = async (k: TreeKind) => {
+      trees = k === 'projection' ? new ProjectionTrees(repo, head, o.signal) : new WorktreeTrees(repo, head);
+      for (const [i, spec] of o.candidates.entries()) {
+        if (cancelled) break;
+        let tree: CandidateTree;
+        try {
+          tree = await trees.create(i + 1, spec.name);
+        } catch (e) {
+          if (cancelled) break;
+          throw e;
+        }
+        made.push(tree);
+        saveRecord(repo, tree.record);
+      }
+      await trees.close();
+    };
+    try {
+      await make(kind);
+    } catch (e) {
+      // Unasked, a projection that cannot start from HEAD (or cannot be made) gives way to worktrees.
+      if (kind !== 'projection' || o.trees === 'projection' || !(e instanceof Error)) throw e;
+      const failed = trees as CandidateTrees | null;
+      await removeAll();
+      await failed?.close();
+      mkdirSync(patchesDir, { recursive: true });
+      kind = 'worktree';
+      reason = e.message;
+      await make(kind);
+    }
+    onEvent({ kind: 'trees', trees: kind, reason });
     const results = await Promise.all(
       o.candidates.map(async (spec, i) => {
         const tree = made[i];
@@ -133,19 +195,27 @@ export async function runSwarm(o: SwarmOptions, onEvent: (e: SwarmEvent) => void
         return result;
       }),
     );
-    if (cancelled) {
-      await Promise.all(made.map((t) => t.remove()));
-      for (const r of results) if (r.patch) rmSync(join(repo, r.patch), { force: true });
-    }
-    return { repo, results, cancelled };
+    if (cancelled) await removeAll();
+    return { repo, trees: kind, results, cancelled };
   } catch (e) {
     for (const c of children) stop(c);
-    await Promise.all(made.map((t) => t.remove()));
+    await removeAll();
     throw e;
   } finally {
+    await (trees as CandidateTrees | null)?.close();
     o.signal?.removeEventListener('abort', onAbort);
   }
 }
+
+/** The swarm's environment for a candidate's processes: no inherited git redirection, plus what its tree sets. */
+function candidateEnv(tree: CandidateTree): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!GIT_LOCATION.includes(k)) env[k] = v;
+  return { ...env, ...tree.env };
+}
+
+/** Variables that point git at a repository other than the one it finds from its directory. */
+const GIT_LOCATION = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_CEILING_DIRECTORIES', 'GIT_NAMESPACE'];
 
 function cancelledResult(spec: CandidateSpec): CandidateResult {
   return { ...blank(spec), status: 'cancelled', detail: 'cancelled before it started' };
@@ -197,7 +267,8 @@ async function runCandidate(
   if (o.host) args.push('--host', o.host);
   if (spec.temperature !== undefined) args.push('--temp', String(spec.temperature));
   const started = performance.now();
-  const child = spawn(rift[0], args, { cwd: tree.root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = candidateEnv(tree);
+  const child = spawn(rift[0], args, { cwd: tree.root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -270,7 +341,7 @@ async function runCandidate(
   if (result.status === 'cancelled') return result;
 
   const test = testCommand(o.task);
-  if (test && result.status === 'done') result.tests = await runTests(test, tree.root);
+  if (test && result.status === 'done') result.tests = await runTests(test, tree.root, env);
   try {
     const diff = await tree.diff();
     result.filesChanged = diff.filesChanged;
@@ -300,9 +371,9 @@ function readTrace(path: string): Trace | null {
 }
 
 /** The task's test command in the candidate's tree through `sh -c`; passed when it exits 0 within the limit. */
-function runTests(command: string, cwd: string): Promise<boolean> {
+function runTests(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', command], { cwd, detached: true, stdio: 'ignore' });
+    const child = spawn('sh', ['-c', command], { cwd, env, detached: true, stdio: 'ignore' });
     const timer = setTimeout(() => stop(child), SWARM_TEST_TIMEOUT_MS);
     child.on('error', () => resolve(false));
     child.on('close', (code) => {

@@ -597,6 +597,7 @@ export class Controller {
         this.swarmPanel = new Map(candidates.map((c) => [c.name, { name: c.name, status: 'waiting', last: c.model }]));
         this.o.requestFrame();
         const run = await runSwarm({ cwd: this.o.cwd, task, candidates, host: this.o.engine.config.host, signal }, (e) => {
+          if (e.kind === 'trees') return this.info(e.trees === 'projection' ? 'candidates run in projections' : `candidates run in git worktrees${e.reason ? `: ${e.reason}` : ''}`);
           const name = e.kind === 'finished' ? e.result.name : e.name;
           const cell = this.swarmPanel?.get(name);
           if (!cell) return;
@@ -624,7 +625,7 @@ export class Controller {
             if (i === null || i >= withPatch.length) return this.info('nothing merged; `rift merge <name>` applies a patch later');
             const name = withPatch[i].name;
             void merge(this.o.cwd, name, false).then(
-              (m) => this.info(`merged ${name}: ${m.files.join(', ')}`),
+              (m) => this.info(`merged ${name}: ${m.files.join(', ')} (${m.via === 'publish' ? `published from projection ${m.projection}` : `git apply --3way${m.note ? `: ${m.note}` : ''}`})`),
               (e: Error) => this.warn(e instanceof SwarmRefusal ? e.message : `merge failed: ${e.message}`),
             );
           },

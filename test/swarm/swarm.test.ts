@@ -1,63 +1,17 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ollamaReply, type Step } from '../support/model-server.ts';
+import { ollamaReply } from '../support/model-server.ts';
 import { useModelServer } from '../support/agent-harness.ts';
 import { gitFixture, type GitFixture } from '../helpers/git.ts';
-import { RIFT_ARGS } from '../support/rift-process.ts';
+import { answer, rift, snapshot, TOOLS, write } from './swarm-cli.ts';
 
 // rift swarm / rift merge as processes against the scripted model server: one script per model.
+// Candidates in git worktrees (`--trees worktree`) and the git merge path; projections are in
+// swarm-projection.test.ts.
 
-const TOOLS = { capabilities: ['completion', 'tools'], contextLength: 32768 };
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function rift(args: string[], cwd: string, home: string, onStart?: (pid: number) => void, onOut?: (s: string) => void): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...RIFT_ARGS, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: home, RIFT_HOME: home, RIFT_LOG: 'error', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    if (child.pid) onStart?.(child.pid);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => {
-      stdout += b;
-      onOut?.(stdout);
-    });
-    child.stderr.on('data', (b) => (stderr += b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const write = (path: string, content: string): Step => ollamaReply({ toolCalls: [{ name: 'write', arguments: { path, content } }] });
-const answer = (text: string): Step => ollamaReply({ content: text });
-
-/** Every file of the tree outside .git and .rift, with its bytes. */
-function snapshot(dir: string, rel = ''): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of readdirSync(join(dir, rel), { withFileTypes: true })) {
-    const p = rel ? `${rel}/${e.name}` : e.name;
-    if (p === '.git' || p === '.rift') continue;
-    if (e.isDirectory()) Object.assign(out, snapshot(dir, p));
-    else out[p] = readFileSync(join(dir, p), 'latin1');
-  }
-  return out;
-}
-
-describe('rift swarm and rift merge', () => {
+describe('rift swarm and rift merge in worktrees', () => {
   const { server, workspace } = useModelServer({ models: { alpha: TOOLS, beta: TOOLS, judge: TOOLS }, clearBeforeEach: true });
   let home: string;
   let repo: string;
@@ -77,12 +31,16 @@ describe('rift swarm and rift merge', () => {
     assert.equal(s.code, 0);
     assert.match(s.stdout, /^rift swarm "<task>" \[--models a,b,…\] \[--explore\] \[--judge MODEL\]/);
     assert.match(s.stdout, /--explore +add a temperature-0\.8 copy <name>-hot/);
+    assert.match(s.stdout, /--trees KIND +projection or worktree/);
     const m = await rift(['merge', '--help'], repo, home);
     assert.equal(m.code, 0);
     assert.match(m.stdout, /^rift merge <name> \[--cleanup\]/);
     const none = await rift(['swarm', '--no-tui'], repo, home);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /expected 1 argument, got 0/);
+    const kind = await rift(['swarm', 'x', '--trees', 'copy'], repo, home);
+    assert.equal(kind.code, 2);
+    assert.match(kind.stderr, /--trees is projection or worktree, not 'copy'/);
   });
 
   it('the judge asks an OpenAI-compatible server for a JSON-schema response_format', async () => {
@@ -117,7 +75,7 @@ describe('rift swarm and rift merge', () => {
     server.scriptFor('alpha', { ...write('stats.py', 'def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n'), pauseAt: 0, resume: other('beta') }, answer('guarded'));
     server.scriptFor('beta', { ...write('notes.txt', 'one\ntwo\nthree\nfour\n'), pauseAt: 0, resume: other('alpha') }, answer('appended'));
     server.scriptFor('judge', answer(JSON.stringify({ winner: 'alpha', reason: 'it guards the empty list' })));
-    const r = await rift(['swarm', 'fix mean for an empty list', '--models', 'alpha,beta', '--judge', 'judge', '--host', server.url, '--no-tui'], repo, home);
+    const r = await rift(['swarm', 'fix mean for an empty list', '--models', 'alpha,beta', '--judge', 'judge', '--trees', 'worktree', '--host', server.url, '--no-tui'], repo, home);
     assert.equal(r.code, 0, r.stderr + r.stdout);
 
     const chats = server.chatRequests();
@@ -139,6 +97,8 @@ describe('rift swarm and rift merge', () => {
     const exclude = readFileSync(join(repo, '.git/info/exclude'), 'utf8').split('\n');
     assert.ok(exclude.includes('.rift/worktrees/') && exclude.includes('.rift/patches/'));
     assert.equal(g.git('status', '--porcelain'), '', 'git sees nothing new in the workspace');
+    assert.match(r.stdout, /^candidates run in git worktrees \(\.rift\/worktrees\/\)$/m);
+    assert.equal(JSON.parse(readFileSync(join(repo, '.rift/patches/alpha.json'), 'utf8')).tree, 'worktree');
 
     assert.match(r.stdout, /^candidate +status +files +iters +tokens +time +tests$/m);
     assert.match(r.stdout, /^alpha +done +1 +2 +120 +\d+\.\ds +-$/m);
@@ -161,7 +121,7 @@ describe('rift swarm and rift merge', () => {
     assert.equal(m.code, 0, m.stderr);
     assert.equal(readFileSync(join(repo, 'stats.py'), 'utf8'), 'def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n');
     assert.equal(readFileSync(join(repo, 'notes.txt'), 'utf8'), 'one\ntwo\nthree\n');
-    assert.match(m.stdout, /^merged alpha: 1 file\(s\): stats\.py$/m);
+    assert.match(m.stdout, /^merged alpha: 1 file\(s\): stats\.py\napplied with git apply --3way semantics$/m);
     g.git('checkout', '--', 'stats.py');
   });
 
@@ -194,7 +154,7 @@ describe('rift swarm and rift merge', () => {
     server.scriptFor('beta', ollamaReply({ toolCalls: [{ name: 'bash', arguments: { command: 'kill -KILL $PPID' } }] }));
     server.scriptFor('judge', answer('alpha looks best'), answer(JSON.stringify({ winner: 'gamma', reason: 'x' })));
     const seen = server.requests.length;
-    const r = await rift(['swarm', 'rewrite mean', '--models', 'alpha,beta', '--judge', 'judge', '--host', server.url, '--no-tui'], repo, home);
+    const r = await rift(['swarm', 'rewrite mean', '--models', 'alpha,beta', '--judge', 'judge', '--trees', 'worktree', '--host', server.url, '--no-tui'], repo, home);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.match(r.stdout, /^alpha +done +1 /m);
     assert.match(r.stdout, /^beta +crashed +0 /m);
@@ -212,7 +172,7 @@ describe('rift swarm and rift merge', () => {
     server.scriptFor('alpha', { ...write('notes.txt', 'cold\n'), when: (b) => !hot(b) }, { ...answer('cold'), when: (b) => !hot(b) });
     server.scriptFor('alpha', { ...write('notes.txt', 'hot\n'), when: hot }, { ...answer('hot'), when: hot });
     const seen = server.requests.length;
-    const r = await rift(['swarm', 'change notes `test -f notes.txt`', '--models', 'alpha,absent', '--explore', '--host', server.url, '--no-tui'], repo, home);
+    const r = await rift(['swarm', 'change notes `test -f notes.txt`', '--models', 'alpha,absent', '--explore', '--trees', 'worktree', '--host', server.url, '--no-tui'], repo, home);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     for (const name of ['alpha', 'absent', 'alpha-hot', 'absent-hot']) assert.match(r.stdout, new RegExp(`^\\[${name}\\] started`, 'm'));
     assert.match(r.stdout, /^alpha +done +1 +2 +120 +\d+\.\ds +passed$/m);
@@ -231,7 +191,7 @@ describe('rift swarm and rift merge', () => {
     server.scriptFor('beta', { ...answer('never'), hang: true, chunks: [] });
     let pid = 0;
     const both = Promise.all([server.arrival((b) => b?.model === 'alpha'), server.arrival((b) => b?.model === 'beta')]);
-    const run = rift(['swarm', 'fix it', '--models', 'alpha,beta', '--host', server.url, '--no-tui'], repo, home, (p) => (pid = p));
+    const run = rift(['swarm', 'fix it', '--models', 'alpha,beta', '--trees', 'worktree', '--host', server.url, '--no-tui'], repo, home, (p) => (pid = p));
     await both;
     process.kill(pid, 'SIGINT');
     const r = await run;
