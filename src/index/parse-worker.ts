@@ -2,12 +2,15 @@ import { parentPort } from 'node:worker_threads';
 import { Repository } from '../history/git.ts';
 import { walkSegment, type SegmentJob } from '../history/timeline.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
+import { parseBytes, runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 
-// Worker thread entry: parses batches sent by WorkerPool, and walks segments of a
-// declaration's history (reading the versions through a repository of its own).
+// Worker thread entry: parses batches sent by WorkerPool, blobs of a revision, and walks
+// segments of a declaration's history (reading the versions through a repository of its own).
 
-type Request = { id: number; root: string; maxFileBytes: number; items: ParseItem[] } | { id: number; walk: SegmentJob };
+type Request =
+  | { id: number; root: string; maxFileBytes: number; items: ParseItem[] }
+  | { id: number; blob: { item: ParseItem; bytes: Uint8Array; sha256: string } }
+  | { id: number; walk: SegmentJob };
 
 const ready = initSyntax();
 const repositories = new Map<string, Promise<Repository | null>>();
@@ -25,6 +28,10 @@ parentPort!.on('message', async (req: Request) => {
     } catch (e) {
       parentPort!.postMessage({ id: req.id, error: e instanceof Error ? e.message : String(e) });
     }
+    return;
+  }
+  if ('blob' in req) {
+    parentPort!.postMessage({ id: req.id, outcome: parseBytes(req.blob.item, req.blob.bytes, req.blob.sha256, 0) });
     return;
   }
   const results: ParseOutcome[] = req.items.map((item) => runParseItem(req.root, req.maxFileBytes, item));

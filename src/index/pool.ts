@@ -39,6 +39,8 @@ export interface PoolOptions {
 
 export class WorkerPool {
   private readonly slots: WorkerSlot[] = [];
+  /** The slot the next single parse goes to. */
+  private turn = 0;
 
   constructor(options: PoolOptions = {}) {
     const size = options.size ?? Math.max(1, Math.min(availableParallelism(), 8));
@@ -95,6 +97,20 @@ export class WorkerPool {
       }),
     );
     if (failure) throw (failure as { error: unknown }).error;
+  }
+
+  /**
+   * Parses one file's bytes read elsewhere (a revision's blob), on the workers in turn. A worker
+   * that exits is restarted and the parse rejects (its caller parses the bytes itself).
+   */
+  async parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string): Promise<ParseOutcome & { ok: true }> {
+    const slot = this.slots[this.turn++ % this.slots.length];
+    try {
+      return await slot.parseBytes(item, bytes, sha256);
+    } catch (e) {
+      if (e instanceof WorkerExit) slot.restart(e.generation);
+      throw e;
+    }
   }
 
   /**

@@ -25,6 +25,7 @@ interface Reply {
   id: number;
   results?: ParseOutcome[];
   walk?: SegmentResult;
+  outcome?: ParseOutcome & { ok: true };
   /** Why the worker could not do what was asked (it still runs). */
   error?: string;
 }
@@ -77,6 +78,11 @@ export class WorkerSlot {
   /** Sends one batch; rejects with WorkerExit when the worker exits or stays silent past its budget. */
   parse(root: string, maxFileBytes: number, items: readonly ParseItem[]): Promise<ParseOutcome[]> {
     return this.call({ root, maxFileBytes, items }, items.length, (msg) => msg.results!);
+  }
+
+  /** Parses one file's bytes read elsewhere (a blob of a revision); rejects as `parse` does. */
+  parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string): Promise<ParseOutcome & { ok: true }> {
+    return this.call({ blob: { item, bytes, sha256 } }, 1, (msg) => msg.outcome!);
   }
 
   /** Walks one segment of a declaration's history (each version may be parsed); rejects as `parse` does. */
