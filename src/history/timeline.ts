@@ -72,7 +72,7 @@ export interface SegmentResult {
 /** Walks a segment elsewhere (a worker thread); `lane` tells segments of one walk apart. */
 export type SegmentRunner = (job: SegmentJob, lane: number) => Promise<SegmentResult>;
 
-/** A walk this long is split in two halves walked side by side when a runner is given. */
+/** A walk this long is split in two halves walked side by side when a runner is given (a shorter one is walked there whole). */
 const SEGMENT_MIN = 64;
 
 export async function timeline(
@@ -94,15 +94,15 @@ export async function timeline(
   stats.commits = log.length;
   const complete = log.length <= max;
   const blobs = log.map((e) => e.blob);
-  // Two halves walked at once (each starts by parsing its newest version whole): parsing runs in
-  // the workers, off the thread answering requests, on both cores. The halves' versions are
-  // judged alike: each looks at its first version instead of taking it from the version after it.
+  // With a runner the walk runs there (the workers: off the thread answering requests), a long
+  // one as two halves side by side, on both cores. Each half starts by parsing its newest
+  // version whole, instead of taking it from the version after it; otherwise they walk alike.
   const halves = runner && blobs.length >= 2 * SEGMENT_MIN ? [blobs.slice(0, blobs.length >> 1), blobs.slice(blobs.length >> 1)] : [blobs];
   const results = await Promise.all(
     halves.map((part, lane) => {
       const job: SegmentJob = { cwd: repo.cwd, blobs: part, language, qname, maxFileBytes };
-      // A worker that fails (or exits) leaves the half to this thread.
-      return runner && halves.length > 1 ? runner(job, lane).catch(() => walkSegment(repo, job)) : walkSegment(repo, job);
+      // A worker that fails (or exits) leaves its part to this thread.
+      return runner ? runner(job, lane).catch(() => walkSegment(repo, job)) : walkSegment(repo, job);
     }),
   );
   const states = results.flatMap((r) => r.states);

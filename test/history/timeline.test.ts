@@ -120,6 +120,14 @@ test('a long walk is split in halves walked in parse workers; a worker that fail
       assert.deepEqual(lanes, [0, 1], 'two halves, side by side');
       const failing = await walked(repo, qname, 500, () => Promise.reject(new Error('worker gone')));
       assert.deepEqual(failing.kinds, inline.kinds, `${qname}: walked here when the worker fails`);
+      // A short walk goes to one worker whole.
+      const short: number[] = [];
+      const bounded = await walked(repo, qname, 60, (job, lane) => {
+        short.push(lane);
+        return pool.walkSegment(job, lane);
+      });
+      assert.deepEqual(bounded.kinds, (await walked(repo, qname, 60)).kinds);
+      assert.deepEqual(short, [0]);
     }
   } finally {
     await pool.close();
