@@ -50,7 +50,30 @@ export interface WalkStats {
   parseMs: number;
 }
 
-type State = DeclarationParts | null | 'unparseable';
+export type State = DeclarationParts | null | 'unparseable';
+
+/** Consecutive versions of one file, newest first, walked as one unit (here or in a worker). */
+export interface SegmentJob {
+  /** The workspace root (git runs there). */
+  cwd: string;
+  /** Each version's blob id, null where the commit deleted the file. */
+  blobs: Array<string | null>;
+  language: LanguageId;
+  qname: string;
+  maxFileBytes: number;
+}
+
+export interface SegmentResult {
+  /** The declaration in each version, aligned with the job's blobs. */
+  states: State[];
+  stats: Pick<WalkStats, 'fetched' | 'fetchMs' | 'parsed' | 'parseMs'>;
+}
+
+/** Walks a segment elsewhere (a worker thread); `lane` tells segments of one walk apart. */
+export type SegmentRunner = (job: SegmentJob, lane: number) => Promise<SegmentResult>;
+
+/** A walk this long is split in two halves walked side by side when a runner is given (a shorter one is walked there whole). */
+const SEGMENT_MIN = 64;
 
 export async function timeline(
   repo: Repository,
@@ -60,80 +83,34 @@ export async function timeline(
   qname: string,
   max: number,
   maxFileBytes: number,
+  runner?: SegmentRunner,
 ): Promise<Timeline> {
   const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0 };
-  let t = performance.now();
+  const t = performance.now();
   // One commit more than the bound tells whether the walk stopped early, and gives the
   // oldest kept commit its "before".
   const log = await repo.log(commit, path, max + 1);
   stats.logMs = performance.now() - t;
   stats.commits = log.length;
   const complete = log.length <= max;
-  const states: State[] = [];
-  const name = Buffer.from(shortName(qname));
-  /** What a parsed version held, by blob id (a file reverted to earlier bytes is not parsed again). */
-  const seen = new Map<string, { state: State; located: Located | null }>();
-  const tree = new IncrementalTree(language);
-  const blobs = repo.blobs(log.flatMap((e) => (e.blob === null ? [] : [e.blob])));
-  try {
-    /** The declaration in the version the tree holds, while it is known to stand there. */
-    let located: Located | null = null;
-    for (const [i, entry] of log.entries()) {
-      if (entry.blob === null) {
-        states.push(null);
-        located = null;
-        continue;
-      }
-      t = performance.now();
-      const bytes = (await blobs.next()).value ?? null;
-      stats.fetched++;
-      stats.fetchMs += performance.now() - t;
-      if (i > 0 && entry.blob === log[i - 1].blob) {
-        states.push(states[i - 1]);
-        continue;
-      }
-      if (bytes === null || bytes.length > maxFileBytes || classifyBytes(bytes) !== 'ok') {
-        states.push('unparseable');
-        located = null;
-        continue;
-      }
-      const newer = tree.bytes;
-      const edit = tree.advance(bytes);
-      const known = seen.get(entry.blob);
-      if (known) {
-        states.push(known.state);
-        located = known.located;
-        continue;
-      }
-      if (located !== null && newer !== null && (edit === null || !mayChange(newer, edit, located.place))) {
-        states.push(located.parts);
-        if (edit) located = { parts: located.parts, place: moved(located.place, edit) };
-        continue;
-      }
-      // Nothing before the top-level declaration holding it changed: its subtree is enough.
-      const outerItem = located !== null && edit !== null && edit.start > located.place.outerItem && !/^[^.:]*~/.test(qname) ? located.place.outerItem : null;
-      let state: State;
-      located = null;
-      if (!bytes.includes(name)) state = null;
-      else {
-        t = performance.now();
-        try {
-          const found = tree.parse((parsed, source) => locateDeclaration(language, parsed, source, qname, outerItem));
-          if (found !== null && found !== 'unparseable') located = found;
-          state = found === null || found === 'unparseable' ? found : found.parts;
-        } catch (e) {
-          if (!(e instanceof SyntaxLimitError)) throw e;
-          state = 'unparseable';
-        }
-        stats.parsed++;
-        stats.parseMs += performance.now() - t;
-      }
-      seen.set(entry.blob, { state, located });
-      states.push(state);
-    }
-  } finally {
-    tree.close();
-    await blobs.return(undefined);
+  const blobs = log.map((e) => e.blob);
+  // With a runner the walk runs there (the workers: off the thread answering requests), a long
+  // one as two halves side by side, on both cores. Each half starts by parsing its newest
+  // version whole, instead of taking it from the version after it; otherwise they walk alike.
+  const halves = runner && blobs.length >= 2 * SEGMENT_MIN ? [blobs.slice(0, blobs.length >> 1), blobs.slice(blobs.length >> 1)] : [blobs];
+  const results = await Promise.all(
+    halves.map((part, lane) => {
+      const job: SegmentJob = { cwd: repo.cwd, blobs: part, language, qname, maxFileBytes };
+      // A worker that fails (or exits) leaves its part to this thread.
+      return runner ? runner(job, lane).catch(() => walkSegment(repo, job)) : walkSegment(repo, job);
+    }),
+  );
+  const states = results.flatMap((r) => r.states);
+  for (const r of results) {
+    stats.fetched += r.stats.fetched;
+    stats.fetchMs += r.stats.fetchMs;
+    stats.parsed += r.stats.parsed;
+    stats.parseMs += r.stats.parseMs;
   }
   const versions: TimelineVersion[] = [];
   const kept = complete ? log.length : max;
@@ -173,15 +150,53 @@ function mayChange(bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace): 
   if (edit.start <= place.span.end) return false;
   // After the declaration: a line before the edit indented no deeper than its first line (and
   // not a comment, which may sit anywhere) closes it; without one the edit may extend it.
-  for (let nl = bytes.indexOf(0x0a, place.span.end); nl !== -1 && nl + 1 < edit.start; nl = bytes.indexOf(0x0a, nl + 1)) {
+  return closingLine(bytes, place, edit.start) === null;
+}
+
+/**
+ * The start of the first line after the declaration, starting before `limit`, that closes it:
+ * indented no deeper than its first line, not blank and not a comment. Null when none does.
+ */
+function closingLine(bytes: Uint8Array, place: DeclarationPlace, limit: number): number | null {
+  for (let nl = bytes.indexOf(0x0a, place.span.end); nl !== -1 && nl + 1 < limit; nl = bytes.indexOf(0x0a, nl + 1)) {
     let first = nl + 1;
     while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x09)) first++;
-    if (first >= edit.start) break;
+    if (first >= limit) break;
     const c = bytes[first];
     const blank = c === 0x0a || c === 0x0d || first >= bytes.length;
-    if (!blank && c !== 0x23 && c !== 0x2f && first - (nl + 1) <= place.indent) return false;
+    if (!blank && c !== 0x23 && c !== 0x2f && first - (nl + 1) <= place.indent) return nl + 1;
   }
-  return true;
+  return null;
+}
+
+/**
+ * Where the declaration stands in `older` when the text that decides it is there unchanged, once:
+ * from the line above it through the line closing it, and each container's header with the
+ * line above it. Null when any of them changed, or occurs more than once.
+ */
+function relocated(newer: Uint8Array, older: Uint8Array, place: DeclarationPlace): DeclarationPlace | null {
+  const find = (start: number, end: number): number | null => {
+    const from = lineStart(newer, start);
+    const above = from === 0 ? 0 : lineStart(newer, from - 1);
+    const text = newer.subarray(above, end);
+    const haystack = Buffer.from(older.buffer, older.byteOffset, older.length);
+    const at = haystack.indexOf(text);
+    // Found at a line start (a blank line above matches any line's end otherwise), and once.
+    if (at < 0 || (at > 0 && older[at - 1] !== 0x0a) || haystack.indexOf(text, at + 1) >= 0) return null;
+    return at - above;
+  };
+  const closer = closingLine(newer, place, newer.length);
+  const lineEnd = closer === null ? newer.length : newer.indexOf(0x0a, closer);
+  const delta = find(place.span.start, lineEnd < 0 ? newer.length : lineEnd);
+  if (delta === null) return null;
+  const headers = [];
+  for (const h of place.headers) {
+    const d = find(h.start, h.end);
+    if (d === null) return null;
+    headers.push({ start: h.start + d, end: h.end + d });
+  }
+  const outer = place.headers.length === 0 ? delta : headers[headers.length - 1].start - place.headers[place.headers.length - 1].start;
+  return { span: { start: place.span.start + delta, end: place.span.end + delta }, indent: place.indent, headers, outerItem: place.outerItem + outer };
 }
 
 /** A place after an edit that left it alone: what lies after the edit moves by its length. */
@@ -190,4 +205,83 @@ function moved(place: DeclarationPlace, edit: ByteEdit): DeclarationPlace {
   const at = (offset: number) => (offset >= edit.oldEnd ? offset + delta : offset);
   const shift = (r: { start: number; end: number }) => ({ start: at(r.start), end: at(r.end) });
   return { span: shift(place.span), indent: place.indent, headers: place.headers.map(shift), outerItem: at(place.outerItem) };
+}
+
+/** The declaration in each version of a segment (see the top of this file for how it looks). */
+export async function walkSegment(repo: Repository, job: SegmentJob): Promise<SegmentResult> {
+  const states: State[] = [];
+  const stats: SegmentResult['stats'] = { fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0 };
+  const { blobs: ids, language, qname, maxFileBytes } = job;
+  let t = 0;
+  const name = Buffer.from(shortName(qname));
+  /** What a parsed version held, by blob id (a file reverted to earlier bytes is not parsed again). */
+  const seen = new Map<string, { state: State; located: Located | null }>();
+  const tree = new IncrementalTree(language);
+  const blobs = repo.blobs(ids.flatMap((id) => (id === null ? [] : [id])));
+  try {
+    /** The declaration in the version the tree holds, while it is known to stand there. */
+    let located: Located | null = null;
+    for (const [i, id] of ids.entries()) {
+      if (id === null) {
+        states.push(null);
+        located = null;
+        continue;
+      }
+      t = performance.now();
+      const bytes = (await blobs.next()).value ?? null;
+      stats.fetched++;
+      stats.fetchMs += performance.now() - t;
+      if (i > 0 && id === ids[i - 1]) {
+        states.push(states[i - 1]);
+        continue;
+      }
+      if (bytes === null || bytes.length > maxFileBytes || classifyBytes(bytes) !== 'ok') {
+        states.push('unparseable');
+        located = null;
+        continue;
+      }
+      const newer = tree.bytes;
+      const edit = tree.advance(bytes);
+      const known = seen.get(id);
+      if (known) {
+        states.push(known.state);
+        located = known.located;
+        continue;
+      }
+      if (located !== null && newer !== null) {
+        // An edit clear of the declaration moves it; one spanning it (a commit changing lines
+        // above and below) may still leave it, and what surrounds it, as it was.
+        const place = edit === null ? located.place : !mayChange(newer, edit, located.place) ? moved(located.place, edit) : relocated(newer, bytes, located.place);
+        if (place !== null) {
+          states.push(located.parts);
+          located = { parts: located.parts, place };
+          continue;
+        }
+      }
+      // Nothing before the top-level declaration holding it changed: its subtree is enough.
+      const outerItem = located !== null && edit !== null && edit.start > located.place.outerItem && !/^[^.:]*~/.test(qname) ? located.place.outerItem : null;
+      let state: State;
+      located = null;
+      if (!bytes.includes(name)) state = null;
+      else {
+        t = performance.now();
+        try {
+          const found = tree.parse((parsed, source) => locateDeclaration(language, parsed, source, qname, outerItem));
+          if (found !== null && found !== 'unparseable') located = found;
+          state = found === null || found === 'unparseable' ? found : found.parts;
+        } catch (e) {
+          if (!(e instanceof SyntaxLimitError)) throw e;
+          state = 'unparseable';
+        }
+        stats.parsed++;
+        stats.parseMs += performance.now() - t;
+      }
+      seen.set(id, { state, located });
+      states.push(state);
+    }
+  } finally {
+    tree.close();
+    await blobs.return(undefined);
+  }
+  return { states, stats };
 }

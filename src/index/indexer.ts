@@ -593,6 +593,13 @@ export class Indexer {
     );
   }
 
+  /** The parse workers, when this indexer parses in workers (servers), else null (one-shot commands). */
+  workers(): WorkerPool | null {
+    if (!this.parseInWorkers) return null;
+    this.pool ??= new WorkerPool();
+    return this.pool;
+  }
+
   /** Parses `work`, inline or in the worker pool (see IndexerOptions); `onBatch` sees each finished batch. */
   private async parse(work: readonly ParseItem[], maxFileBytes: number, onBatch: (results: ParseOutcome[]) => void): Promise<void> {
     if (work.length === 0) return;

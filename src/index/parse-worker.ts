@@ -1,20 +1,39 @@
 import { parentPort } from 'node:worker_threads';
+import { Repository } from '../history/git.ts';
+import { walkSegment, type SegmentJob } from '../history/timeline.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
+import { parseBytes, runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 
-// Worker thread entry: parses batches sent by WorkerPool.
+// Worker thread entry: parses batches sent by WorkerPool, blobs of a revision, and walks
+// segments of a declaration's history (reading the versions through a repository of its own).
 
-interface Request {
-  id: number;
-  root: string;
-  maxFileBytes: number;
-  items: ParseItem[];
-}
+type Request =
+  | { id: number; root: string; maxFileBytes: number; items: ParseItem[] }
+  | { id: number; blob: { item: ParseItem; bytes: Uint8Array; sha256: string } }
+  | { id: number; walk: SegmentJob };
 
 const ready = initSyntax();
+const repositories = new Map<string, Promise<Repository | null>>();
 
 parentPort!.on('message', async (req: Request) => {
   await ready;
+  if ('walk' in req) {
+    // A failed walk is answered, not thrown: the caller walks the segment itself.
+    try {
+      let repo = repositories.get(req.walk.cwd);
+      if (!repo) repositories.set(req.walk.cwd, (repo = Repository.open(req.walk.cwd)));
+      const opened = await repo;
+      if (!opened) throw new Error('no repository for a history walk');
+      parentPort!.postMessage({ id: req.id, walk: await walkSegment(opened, req.walk) });
+    } catch (e) {
+      parentPort!.postMessage({ id: req.id, error: e instanceof Error ? e.message : String(e) });
+    }
+    return;
+  }
+  if ('blob' in req) {
+    parentPort!.postMessage({ id: req.id, outcome: parseBytes(req.blob.item, req.blob.bytes, req.blob.sha256, 0) });
+    return;
+  }
   const results: ParseOutcome[] = req.items.map((item) => runParseItem(req.root, req.maxFileBytes, item));
   parentPort!.postMessage({ id: req.id, results });
 });

@@ -3,8 +3,9 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { PARSE_WORKER_HEAP_MB } from '../core/limits.ts';
+import type { SegmentJob, SegmentResult } from '../history/timeline.ts';
 import type { ParseItem, ParseOutcome } from './parse-job.ts';
-import { ExitBudget, parseSupervised, WorkerSlot } from './worker-slot.ts';
+import { ExitBudget, parseSupervised, WorkerExit, WorkerSlot } from './worker-slot.ts';
 
 // A small pool of parse workers (one per core). Work is handed out in batches so a
 // worker never idles while another holds a long queue, nor while the writer stores its last batch.
@@ -38,6 +39,8 @@ export interface PoolOptions {
 
 export class WorkerPool {
   private readonly slots: WorkerSlot[] = [];
+  /** The slot the next single parse goes to. */
+  private turn = 0;
 
   constructor(options: PoolOptions = {}) {
     const size = options.size ?? Math.max(1, Math.min(availableParallelism(), 8));
@@ -94,6 +97,35 @@ export class WorkerPool {
       }),
     );
     if (failure) throw (failure as { error: unknown }).error;
+  }
+
+  /**
+   * Parses one file's bytes read elsewhere (a revision's blob), on the workers in turn. A worker
+   * that exits is restarted and the parse rejects (its caller parses the bytes itself).
+   */
+  async parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string): Promise<ParseOutcome & { ok: true }> {
+    const slot = this.slots[this.turn++ % this.slots.length];
+    try {
+      return await slot.parseBytes(item, bytes, sha256);
+    } catch (e) {
+      if (e instanceof WorkerExit) slot.restart(e.generation);
+      throw e;
+    }
+  }
+
+  /**
+   * Walks one segment of a declaration's history on the `lane`-th worker, so the segments of
+   * one walk run side by side. A worker that exits is restarted and the walk rejects (its
+   * caller walks the segment itself).
+   */
+  async walkSegment(job: SegmentJob, lane: number): Promise<SegmentResult> {
+    const slot = this.slots[lane % this.slots.length];
+    try {
+      return await slot.walk(job);
+    } catch (e) {
+      if (e instanceof WorkerExit) slot.restart(e.generation);
+      throw e;
+    }
   }
 
   async close(): Promise<void> {

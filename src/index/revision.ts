@@ -10,7 +10,8 @@ import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
 import { classifyBytes } from '../workspace/read.ts';
 import { Repository, type TreeEntry } from '../history/git.ts';
 import { Selection } from './indexer.ts';
-import { outcomeFromRows, parseBytes, type ParseOutcome } from './parse-job.ts';
+import { outcomeFromRows, parseBytes, type ParseItem, type ParseOutcome } from './parse-job.ts';
+import type { WorkerPool } from './pool.ts';
 import { Store, type FileUpdate, type SkippedFile } from './store.ts';
 
 // Revision reads: a commit's tree, indexed under the working tree's [source] policy, language
@@ -62,6 +63,12 @@ export interface RevisionBounds {
   blobBytes: number;
 }
 
+export interface RevisionOptions {
+  bounds?: RevisionBounds;
+  /** The parse workers (a server's), where a revision's blobs are parsed off the request thread. */
+  workers?: () => WorkerPool | null;
+}
+
 const BOUNDS: RevisionBounds = {
   snapshots: REVISION_SNAPSHOTS_MAX,
   snapshotBytes: REVISION_SNAPSHOT_BYTES_MAX,
@@ -79,6 +86,7 @@ export class RevisionIndex {
   private blobBytes = 0;
   /** Full ids of commits resolved before (a bounded set: cleared when full). */
   private readonly commits = new Set<string>();
+  private readonly bounds: RevisionBounds;
   constructor(
     private readonly root: string,
     /**
@@ -86,8 +94,10 @@ export class RevisionIndex {
      * already are not parsed again for a revision.
      */
     private readonly workingTree: () => Store,
-    private readonly bounds: RevisionBounds = BOUNDS,
-  ) {}
+    private readonly options: RevisionOptions = {},
+  ) {
+    this.bounds = options.bounds ?? BOUNDS;
+  }
 
   /** The workspace's repository, or the remedy refusal when there is none. */
   async repository(): Promise<Repository> {
@@ -231,7 +241,7 @@ export class RevisionIndex {
       if (rows) counts.shared++;
       else if (item.language) counts.parsed++;
       else counts.text++;
-      const outcome = rows ? outcomeFromRows(item, bytes, sha256, rows) : parseBytes({ ...item, relations: false }, bytes, sha256, 0);
+      const outcome = rows ? outcomeFromRows(item, bytes, sha256, rows) : await this.parse({ ...item, relations: false }, bytes, sha256);
       entry = { outcome, skip: null, bytes };
     }
     this.blobs.set(key, entry);
@@ -242,6 +252,19 @@ export class RevisionIndex {
       this.blobBytes -= b.bytes.byteLength;
     }
     return entry;
+  }
+
+  /** Parses a blob in the workers when there are any (a worker that fails leaves it to this thread). */
+  private async parse(item: ParseItem, bytes: Uint8Array, sha256: string): Promise<ParseOutcome & { ok: true }> {
+    const pool = item.language ? (this.options.workers?.() ?? null) : null;
+    if (pool) {
+      try {
+        return await pool.parseBytes(item, bytes, sha256);
+      } catch {
+        // parsed here below
+      }
+    }
+    return parseBytes(item, bytes, sha256, 0);
   }
 
   private keep(key: string, snapshot: RevisionSnapshot): void {

@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { RiftError } from '../core/errors.ts';
 import { PARSE_TIME_MAX_MS, WORKER_EXITS_MAX, WORKER_STALL_MS } from '../core/limits.ts';
 import { log } from '../core/log.ts';
+import type { SegmentJob, SegmentResult } from '../history/timeline.ts';
 import type { ParseItem, ParseOutcome } from './parse-job.ts';
 
 // Supervision of parse workers: a worker thread that exits (out of memory, a crash, terminated)
@@ -22,7 +23,11 @@ export class WorkerExit extends Error {
 
 interface Reply {
   id: number;
-  results: ParseOutcome[];
+  results?: ParseOutcome[];
+  walk?: SegmentResult;
+  outcome?: ParseOutcome & { ok: true };
+  /** Why the worker could not do what was asked (it still runs). */
+  error?: string;
 }
 
 /** One worker thread of the pool, started again after it dies. */
@@ -72,19 +77,34 @@ export class WorkerSlot {
 
   /** Sends one batch; rejects with WorkerExit when the worker exits or stays silent past its budget. */
   parse(root: string, maxFileBytes: number, items: readonly ParseItem[]): Promise<ParseOutcome[]> {
+    return this.call({ root, maxFileBytes, items }, items.length, (msg) => msg.results!);
+  }
+
+  /** Parses one file's bytes read elsewhere (a blob of a revision); rejects as `parse` does. */
+  parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string): Promise<ParseOutcome & { ok: true }> {
+    return this.call({ blob: { item, bytes, sha256 } }, 1, (msg) => msg.outcome!);
+  }
+
+  /** Walks one segment of a declaration's history (each version may be parsed); rejects as `parse` does. */
+  walk(job: SegmentJob): Promise<SegmentResult> {
+    return this.call({ walk: job }, job.blobs.length, (msg) => msg.walk!);
+  }
+
+  private call<T>(payload: object, files: number, pick: (msg: Reply) => T): Promise<T> {
     const worker = this.worker;
     const generation = this.generation;
     if (this.gone !== null) return Promise.reject(new WorkerExit(this.gone, generation));
     const id = this.nextId++;
-    // Each file may use its whole parse budget, and this batch waits behind those sent before it;
-    // past that, and a margin for reading, the worker is stuck.
-    const stallMs = WORKER_STALL_MS + (this.queued + items.length) * PARSE_TIME_MAX_MS;
-    this.queued += items.length;
+    // Each file may use its whole parse budget, and this request waits behind those sent before
+    // it; past that, and a margin for reading, the worker is stuck.
+    const stallMs = WORKER_STALL_MS + (this.queued + files) * PARSE_TIME_MAX_MS;
+    this.queued += files;
     return new Promise((resolve, reject) => {
       const onMessage = (msg: Reply) => {
         if (msg.id !== id) return;
         cleanup();
-        resolve(msg.results);
+        if (msg.error !== undefined) reject(new Error(msg.error));
+        else resolve(pick(msg));
       };
       const onExit = () => {
         cleanup();
@@ -96,14 +116,14 @@ export class WorkerSlot {
       }, stallMs);
       timer.unref();
       const cleanup = () => {
-        if (generation === this.generation) this.queued -= items.length;
+        if (generation === this.generation) this.queued -= files;
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('exit', onExit);
       };
       worker.on('message', onMessage);
       worker.on('exit', onExit);
-      worker.postMessage({ id, root, maxFileBytes, items });
+      worker.postMessage({ id, ...payload });
     });
   }
 

@@ -61,7 +61,7 @@ export class Engine {
     const config = new ConfigLoader(root);
     const store = openStore(root);
     const indexer = new Indexer(root, config, store, { parseInWorkers: options.watch });
-    const gate = new ReadGate(config, indexer, new RevisionIndex(root, () => indexer.store));
+    const gate = new ReadGate(config, indexer, new RevisionIndex(root, () => indexer.store, { workers: () => indexer.workers() }));
     const semantic = new SemanticTier(root, () => indexer.store, () => config.current().config.search.semantic);
     // Every published batch may hold declarations without vectors.
     indexer.onPublish(() => semantic.schedule());

@@ -15,7 +15,7 @@ import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { nfcConflict } from '../workspace/walk.ts';
 import type { Store, SymbolRow } from '../index/store.ts';
-import { timeline } from '../history/timeline.ts';
+import { timeline, type SegmentRunner } from '../history/timeline.ts';
 import { type ReadGate, pageLimit, pagination } from './read-gate.ts';
 
 // Transport-free reads (spec "Reads"). Each read awaits readiness, then answers from
@@ -96,6 +96,9 @@ export class ReadService {
     const from = commit ?? (await repo.resolve('HEAD'));
     const max = config.providers.history.max_revisions;
     const warnings: ReadWarning[] = [];
+    // A server walks in its parse workers, off the thread answering requests.
+    const pool = this.indexer.workers();
+    const runner: SegmentRunner | undefined = pool ? (job, lane) => pool.walkSegment(job, lane) : undefined;
     for (const [i, hit] of hits.entries()) {
       const row = rows[i];
       if (typeof from !== 'string' && !from.ok) {
@@ -103,7 +106,7 @@ export class ReadService {
         continue;
       }
       const start = typeof from === 'string' ? from : from.commit;
-      const t = await timeline(repo, start, row.path, row.language as LanguageId, row.qname, max, config.source.max_file_bytes);
+      const t = await timeline(repo, start, row.path, row.language as LanguageId, row.qname, max, config.source.max_file_bytes, runner);
       hit.history = { symbol: hit.symbol.id, versions: t.versions, complete: t.complete };
       log('info', 'history.walk', 'history walked', {
         commits: t.stats.commits, versions: t.versions.length, log_ms: Math.round(t.stats.logMs), fetched: t.stats.fetched,

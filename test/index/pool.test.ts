@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { RiftError } from '../../src/core/errors.ts';
 import { WORKER_EXITS_MAX } from '../../src/core/limits.ts';
-import type { ParseItem, ParseOutcome } from '../../src/index/parse-job.ts';
+import { parseBytes, type ParseItem, type ParseOutcome } from '../../src/index/parse-job.ts';
+import { initSyntax } from '../../src/syntax/runtime.ts';
 import { startParseWorker, WorkerPool } from '../../src/index/pool.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -94,5 +95,19 @@ test('workers that cannot start fail the run with a clear error instead of waiti
   } finally {
     await pool.close();
     removeWorkspace(root);
+  }
+});
+
+test('a revision blob parsed in a worker gives the rows parsing it here gives', async () => {
+  const pool = new WorkerPool({ size: 2 });
+  try {
+    const bytes = Buffer.from('class A:\n    def m(self):\n        return 1\n\n\ndef f(x):\n    """Doc."""\n    return x\n');
+    const item: ParseItem = { path: 'pkg/a.py', language: 'python', keepContent: true, relations: false };
+    const inWorker = await pool.parseBytes(item, bytes, 'sha');
+    await initSyntax();
+    assert.deepEqual(inWorker, parseBytes(item, bytes, 'sha', 0));
+    assert.deepEqual(inWorker.symbols?.map((s) => s[1]), ['A', 'A.m', 'f']);
+  } finally {
+    await pool.close();
   }
 });

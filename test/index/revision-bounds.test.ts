@@ -31,7 +31,7 @@ test('snapshots past the byte bound are evicted least recently used first, keepi
     const one = (await probe.snapshot(commits[0], config)).bytes;
     probe.close();
     // Room for two snapshots of this size, not three.
-    const index = new RevisionIndex(root, () => Store.memory(root), { snapshots: 8, snapshotBytes: Math.floor(one * 2.5), blobs: 1000, blobBytes: 1 << 30 });
+    const index = new RevisionIndex(root, () => Store.memory(root), { bounds: { snapshots: 8, snapshotBytes: Math.floor(one * 2.5), blobs: 1000, blobBytes: 1 << 30 } });
     try {
       const first = await index.snapshot(commits[0], config);
       const second = await index.snapshot(commits[1], config);
@@ -47,7 +47,7 @@ test('snapshots past the byte bound are evicted least recently used first, keepi
       index.close();
     }
     // A bound smaller than one snapshot still keeps the snapshot being read.
-    const tiny = new RevisionIndex(root, () => Store.memory(root), { snapshots: 8, snapshotBytes: 1, blobs: 1000, blobBytes: 1 << 30 });
+    const tiny = new RevisionIndex(root, () => Store.memory(root), { bounds: { snapshots: 8, snapshotBytes: 1, blobs: 1000, blobBytes: 1 << 30 } });
     try {
       for (const c of commits.slice(0, 3)) await tiny.snapshot(c, config);
       assert.equal(tiny.kept, 1);
@@ -64,9 +64,9 @@ test('the parsed-blob cache stays within its count and byte bounds', async () =>
   const { root, commits } = fixture();
   try {
     const config = new ConfigLoader(root).current().config;
-    const counted = new RevisionIndex(root, () => Store.memory(root), { snapshots: 8, snapshotBytes: 1 << 30, blobs: 4, blobBytes: 1 << 30 });
+    const counted = new RevisionIndex(root, () => Store.memory(root), { bounds: { snapshots: 8, snapshotBytes: 1 << 30, blobs: 4, blobBytes: 1 << 30 } });
     const blob = Buffer.byteLength(file('a0', 100));
-    const sized = new RevisionIndex(root, () => Store.memory(root), { snapshots: 8, snapshotBytes: 1 << 30, blobs: 1000, blobBytes: Math.floor(blob * 3.5) });
+    const sized = new RevisionIndex(root, () => Store.memory(root), { bounds: { snapshots: 8, snapshotBytes: 1 << 30, blobs: 1000, blobBytes: Math.floor(blob * 3.5) } });
     try {
       for (const c of commits) {
         await counted.snapshot(c, config);
