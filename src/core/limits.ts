@@ -124,6 +124,8 @@ export const CHANGE_LOG_ENTRIES_MAX = 4096;
  * one write batch, or an end-of-build merge of a large tree, holds the database for seconds at most.
  */
 export const STORE_BUSY_WAIT_MS = 30_000;
+/** Longest pause between two attempts to open an index store other processes hold busy (the backoff starts at 1 ms). */
+export const STORE_OPEN_BACKOFF_MAX_MS = 50;
 
 /** How long the one-time probe of bubblewrap may take before the OS sandbox counts as unusable. */
 export const SANDBOX_PROBE_TIMEOUT_MS = 5000;
