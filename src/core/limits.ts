@@ -64,6 +64,12 @@ export const LINE_DIFF_BUDGET = 4_000_000;
 export const WORKER_EXITS_MAX = 8;
 /** A parse worker silent this long past its files' parse budgets is stuck: it is replaced. */
 export const WORKER_STALL_MS = 30_000;
+/**
+ * A parse worker that has not loaded its grammars this long after it was started is stuck: it is
+ * replaced. Apart from the stall clock, which starts once it is ready: on a loaded machine a
+ * start alone can take longer than WORKER_STALL_MS, and counting it would replace healthy workers.
+ */
+export const WORKER_START_MAX_MS = 300_000;
 /** Heap of one parse worker: past it the worker alone ends (and is replaced), never the process. */
 export const PARSE_WORKER_HEAP_MB = 1024;
 /** Files one search may parse on demand through `paths.force_include`. */

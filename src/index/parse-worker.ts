@@ -12,6 +12,8 @@ interface Request {
 }
 
 const ready = initSyntax();
+// The pool starts a batch's stall clock only once the worker says it can parse (see WorkerSlot).
+void ready.then(() => parentPort!.postMessage({ ready: true }));
 
 parentPort!.on('message', async (req: Request) => {
   await ready;
