@@ -64,6 +64,12 @@ export const LINE_DIFF_BUDGET = 4_000_000;
 export const WORKER_EXITS_MAX = 8;
 /** A parse worker silent this long past its files' parse budgets is stuck: it is replaced. */
 export const WORKER_STALL_MS = 30_000;
+/**
+ * A parse worker that has not loaded its grammars this long after it was started is stuck: it is
+ * replaced. Apart from the stall clock, which starts once it is ready: on a loaded machine a
+ * start alone can take longer than WORKER_STALL_MS, and counting it would replace healthy workers.
+ */
+export const WORKER_START_MAX_MS = 300_000;
 /** Heap of one parse worker: past it the worker alone ends (and is replaced), never the process. */
 export const PARSE_WORKER_HEAP_MB = 1024;
 /** Files one search may parse on demand through `paths.force_include`. */
@@ -124,6 +130,8 @@ export const CHANGE_LOG_ENTRIES_MAX = 4096;
  * one write batch, or an end-of-build merge of a large tree, holds the database for seconds at most.
  */
 export const STORE_BUSY_WAIT_MS = 30_000;
+/** Longest pause between two attempts to open an index store other processes hold busy (the backoff starts at 1 ms). */
+export const STORE_OPEN_BACKOFF_MAX_MS = 50;
 
 /** How long the one-time probe of bubblewrap may take before the OS sandbox counts as unusable. */
 export const SANDBOX_PROBE_TIMEOUT_MS = 5000;

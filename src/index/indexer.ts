@@ -45,6 +45,17 @@ export interface Snapshot {
   readonly generation: number;
 }
 
+/** The tree the index is behind (see Indexer.observedRevision). */
+export interface ObservedRevision {
+  captured: string;
+  indexed: string;
+  /** Why events may have been lost (a rescan that finds them is still to come), when they may. */
+  lost?: string;
+}
+
+/** `captured` while events were lost and nothing observed differs yet: the tree on disk is not known until a rescan walks it. */
+export const UNOBSERVED_REVISION = '00000000';
+
 export interface BuildStats {
   files: number;
   parsed: number;
@@ -147,6 +158,13 @@ export class Indexer {
   private earlyReaders: Array<() => void> = [];
   /** Visible files the last reconcile left out, with the reason, in path order. */
   private leftOut: Array<{ path: string; reason: string }> = [];
+  /**
+   * Why the index may lag the tree in ways no pending path names — watcher events lost (a burst
+   * past the kernel's queue, directories that arrived whole) or a watcher down — until a rescan
+   * begun after it has walked the tree; `seq` orders it against rescans (see `rescanned`).
+   */
+  private suspicion: { reason: string; seq: number } | null = null;
+  private suspicionSeq = 0;
 
   private readonly parseInWorkers: boolean;
 
@@ -311,6 +329,7 @@ export class Indexer {
 
   private async reconcile(onProgress?: (p: BuildProgress) => void): Promise<BuildStats> {
     const started = performance.now();
+    const suspicionSeq = this.suspicionSeq;
     const { config } = this.configLoader.current();
     const policy = sourcePolicy(config);
     onProgress?.({ phase: 'walk', done: 0, total: 0 });
@@ -420,6 +439,7 @@ export class Indexer {
       });
     }
     this.publish(this.store.commitRevision());
+    this.rescanned(suspicionSeq);
     this.emitFiles(changed);
     this.reconciledConfig = config;
     this.releaseEarlyReaders();
@@ -503,7 +523,12 @@ export class Indexer {
    */
   async watch(): Promise<void> {
     if (this.watcher) return;
-    this.watcher = new WatchSupervisor(this.root, (events) => this.enqueue(events), (resync) => this.rescan(resync));
+    this.watcher = new WatchSupervisor(
+      this.root,
+      (events) => this.enqueue(events),
+      (resync) => this.rescan(resync),
+      (reason) => this.suspect(reason),
+    );
     await this.watcher.start();
   }
 
@@ -514,6 +539,23 @@ export class Indexer {
       if (resync !== null) await this.watcher?.resync(resync);
       await this.recovering(reconcile, reconcile);
     }).catch((err: Error) => log('warn', 'index.update', 'rescan failed', { error: err.message }));
+  }
+
+  /** Events may have been lost: until a rescan has walked the tree, reads warn `stale_index`. */
+  private suspect(reason: string): void {
+    this.suspicion = { reason, seq: ++this.suspicionSeq };
+    this.observedVersion++;
+  }
+
+  /**
+   * A reconcile that began when the suspicion count was `seq` has published: it walked the tree
+   * after every loss up to `seq`, so what they lost is indexed now — unless the watcher is down or
+   * still owes the resubscription a loss asked for (it would go on losing events).
+   */
+  private rescanned(seq: number): void {
+    if (this.suspicion === null || this.suspicion.seq > seq || this.watcher?.down || this.watcher?.resyncOwed) return;
+    this.suspicion = null;
+    this.observedVersion++;
   }
 
   /** A file a read found changed: queued like a watcher event, without postponing a batch already due. */
@@ -554,6 +596,7 @@ export class Indexer {
       // they were watched): watch the tree afresh, then walk it.
       const resync = this.watcher?.needsResync((p) => this.isVisibleDirectory(p)) ?? null;
       if (resync !== null) {
+        this.suspect(resync);
         await this.watcher!.resync(resync);
         await this.reconcile();
         return;
@@ -685,15 +728,25 @@ export class Indexer {
 
   /**
    * The tree revision the watcher has observed, when it differs from the published one:
-   * the store's files with every pending path replaced by its bytes on disk now.
+   * the store's files with every pending path replaced by its bytes on disk now. While events
+   * may have been lost and no rescan has walked the tree since (see `suspicion`), the index is
+   * behind a tree not yet seen: then `captured` is UNOBSERVED_REVISION when nothing observed
+   * differs, and `lost` says why.
    */
-  observedRevision(): { captured: string; indexed: string } | null {
+  observedRevision(): ObservedRevision | null {
     if (this.partial) {
       // Hashing every stored row is linear in the tree: once per published batch, on demand.
       const generation = this.current.generation;
       if (this.partial.indexed?.generation !== generation) this.partial.indexed = { generation, revision: this.store.computeTreeRevision() };
       return { captured: this.partial.captured, indexed: this.partial.indexed.revision };
     }
+    const seen = this.seenRevision();
+    if (this.suspicion === null) return seen;
+    return { ...(seen ?? { captured: UNOBSERVED_REVISION, indexed: this.current.revision }), lost: this.suspicion.reason };
+  }
+
+  /** The revision of the tree as the watcher and rescans have seen it, when it differs from the index. */
+  private seenRevision(): { captured: string; indexed: string } | null {
     if (this.pending.size === 0 && this.inflight.size === 0 && this.reconciling.size === 0) return null;
     // Every change to what was observed comes with an event (or a publication), which bumps the
     // version: between them, reads share one computation instead of re-reading every path.

@@ -14,6 +14,8 @@ type Request =
 
 const ready = initSyntax();
 const repositories = new Map<string, Promise<Repository | null>>();
+// The pool starts a batch's stall clock only once the worker says it can parse (see WorkerSlot).
+void ready.then(() => parentPort!.postMessage({ ready: true }));
 
 parentPort!.on('message', async (req: Request) => {
   await ready;

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { DAMAGED_STORES_KEPT } from '../core/limits.ts';
+import { DAMAGED_STORES_KEPT, STORE_BUSY_WAIT_MS, STORE_OPEN_BACKOFF_MAX_MS } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { ensureStateDir, entryKind, setAside, STATE_DIR } from '../workspace/state-dir.ts';
 import { Store } from './store.ts';
@@ -94,14 +94,39 @@ export function openStore(root: string): Store {
   const file = join(dir, DB_FILE);
   let damage = shapeDamage(dir);
   if (damage === null) {
-    try {
-      return openChecked(file, root);
-    } catch (e) {
-      damage = storeDamage(e);
-      if (damage === null) return inMemory(root, (e as { code?: string }).code ?? (e as Error).message);
+    const started = performance.now();
+    for (let wait = 1; ; wait = Math.min(wait * 2, STORE_OPEN_BACKOFF_MAX_MS)) {
+      try {
+        return openChecked(file, root);
+      } catch (e) {
+        // Busy is not damage: other processes opening or writing the store at the same moment
+        // (eight servers started at once on a fresh tree) hold it for a moment. Most waits happen
+        // inside SQLite (its busy timeout); some lock steps answer busy at once, so try again.
+        const waited = performance.now() - started;
+        if (isBusy(e) && waited < STORE_BUSY_WAIT_MS) {
+          sleepSync(wait);
+          continue;
+        }
+        damage = storeDamage(e);
+        if (damage === null) {
+          const code = (e as { code?: string }).code ?? (e as Error).message;
+          return inMemory(root, isBusy(e) ? `${code}: other processes held it for ${Math.round(waited)} ms` : code);
+        }
+        break;
+      }
     }
   }
   return replaceDamaged(root, damage);
+}
+
+/** Whether SQLite says another connection holds a lock the step needs (extended codes included). */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|PROTOCOL)(_|$)/.test(code);
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**

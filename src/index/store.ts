@@ -189,16 +189,22 @@ export class Store {
 
   private static init(db: Database.Database, root: string, source: ByteSource | null = null): Store {
     // Pages a bulk build frees (merged full-text segments) go back to the filesystem (endBulk).
-    const vacuum = db.pragma('auto_vacuum', { simple: true }) !== 2;
-    if (vacuum) db.pragma('auto_vacuum = INCREMENTAL');
+    // Set before anything is created, the mode is written with the first table (setting it writes
+    // to an existing file, so only when it differs).
+    if (db.pragma('auto_vacuum', { simple: true }) !== 2) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('temp_store = MEMORY');
     db.pragma(`cache_size = -${STORE_CACHE_KIB}`);
     // Several processes may open a fresh store at once: one builds the schema while the others
-    // wait on the write lock (the busy timeout), then find it current and keep it.
-    db.transaction(() => Store.migrate(db)).immediate();
-    // The mode takes effect on an existing file only through a vacuum (after migrate dropped an older schema).
+    // wait on the write lock (the busy timeout), then find it current and keep it. The mode is
+    // read there too, from the file as that transaction sees it: read before, a fresh empty file
+    // says 0 to every process, and each would then vacuum the store the first one built.
+    const vacuum = db.transaction(() => {
+      Store.migrate(db);
+      return db.pragma('auto_vacuum', { simple: true }) !== 2;
+    }).immediate();
+    // On a file made without the mode (an older store), it takes effect only through a vacuum.
     if (vacuum) db.exec('VACUUM');
     return new Store(db, root, source);
   }

@@ -16,6 +16,8 @@ import { watchWorkspace, type WatchEvent, type WorkspaceWatcher } from '../works
 // one lists the tree and watches every directory) and the indexer then rescans the tree, which
 // finds whatever the old one missed. A subscription that fails is retried with backoff, and the
 // tree rescanned on every retry, so the index follows the tree even while nothing watches it.
+// Whenever events may be lost and no rescan has begun yet (a resync put off, a watcher down),
+// `onLoss` says so: the indexer then warns reads until a rescan has walked the tree.
 
 export class WatchSupervisor {
   private subscription: WorkspaceWatcher | null = null;
@@ -29,17 +31,26 @@ export class WatchSupervisor {
   private lastResync = 0;
   /** A resync put off because the last one was too recent (a long burst asks for one per batch). */
   private deferred: NodeJS.Timeout | null = null;
+  /** Set while a put-off resync has not begun (its timer may have fired, the rescan still queued). */
+  private owed = false;
+  /** At most one resync per this many ms; `RIFT_WATCH_RESYNC_INTERVAL_MS` overrides it for tests. */
+  private readonly resyncIntervalMs: number;
 
   /**
    * `onEvents` receives every batch of events; `rescan` is asked for a full rescan of the tree,
    * after resubscribing when it names a reason (a put-off resync), or after a failed
-   * subscription was retried (whether or not it came back).
+   * subscription was retried (whether or not it came back); `onLoss` hears, with the reason,
+   * that events may have been lost and the rescan that finds them is still to come.
    */
   constructor(
     private readonly root: string,
     private readonly onEvents: (events: WatchEvent[]) => void,
     private readonly rescan: (resync: string | null) => void,
-  ) {}
+    private readonly onLoss: (reason: string) => void = () => undefined,
+  ) {
+    const env = Number(process.env.RIFT_WATCH_RESYNC_INTERVAL_MS);
+    this.resyncIntervalMs = process.env.RIFT_WATCH_RESYNC_INTERVAL_MS && Number.isInteger(env) && env >= 0 ? env : WATCH_RESYNC_INTERVAL_MS;
+  }
 
   /** Subscribes; a failure is logged and retried in the background, never thrown. */
   async start(): Promise<void> {
@@ -49,6 +60,11 @@ export class WatchSupervisor {
   /** Whether no subscription is live (it failed and is being retried). */
   get down(): boolean {
     return this.subscription === null && !this.closed;
+  }
+
+  /** Whether a resubscription was put off (see needsResync) and has not begun yet. */
+  get resyncOwed(): boolean {
+    return this.owed;
   }
 
   /**
@@ -63,10 +79,17 @@ export class WatchSupervisor {
     let reason: string | null = null;
     if (burst >= WATCH_BURST_EVENTS) reason = `a burst of ${burst} events`;
     else if (created.some((path) => isVisibleDir(path) && hasSubdirectory(join(this.root, path)))) reason = 'a new directory with subdirectories';
-    if (reason === null || this.deferred) return null;
+    if (reason === null) return null;
+    if (this.deferred) {
+      this.onLoss(reason);
+      return null;
+    }
     // A long burst asks once per batch: one resync per interval, the last one after it ends.
-    const wait = this.lastResync + WATCH_RESYNC_INTERVAL_MS - Date.now();
+    const wait = this.lastResync + this.resyncIntervalMs - Date.now();
     if (wait <= 0) return reason;
+    log('info', 'index.watch', 'resync put off: the last one was too recent', { reason, wait_ms: wait });
+    this.owed = true;
+    this.onLoss(reason);
     this.deferred = setTimeout(() => {
       this.deferred = null;
       this.rescan(reason);
@@ -79,6 +102,7 @@ export class WatchSupervisor {
   async resync(reason: string): Promise<void> {
     log('info', 'index.watch', 'watcher resubscribed; the tree is rescanned', { reason });
     this.lastResync = Date.now();
+    this.owed = false;
     await this.unsubscribe();
     await this.subscribe();
   }
@@ -119,6 +143,7 @@ export class WatchSupervisor {
     // The backend's messages name absolute paths; logs never carry the workspace root.
     const error = String(err?.message ?? err).split(this.root).join('.');
     log('warn', 'index.watch', 'watcher failed; the tree is rescanned until it is back', { error, retry_ms: this.retryMs });
+    this.onLoss('the watcher is down');
     if (this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = null;

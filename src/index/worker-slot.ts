@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { RiftError } from '../core/errors.ts';
-import { PARSE_TIME_MAX_MS, WORKER_EXITS_MAX, WORKER_STALL_MS } from '../core/limits.ts';
+import { PARSE_TIME_MAX_MS, WORKER_EXITS_MAX, WORKER_START_MAX_MS, WORKER_STALL_MS } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import type { SegmentJob, SegmentResult } from '../history/timeline.ts';
 import type { ParseItem, ParseOutcome } from './parse-job.ts';
@@ -42,6 +42,8 @@ export class WorkerSlot {
   private generation = 0;
   /** Files sent to the current worker and not yet answered: a later batch waits behind them. */
   private queued = 0;
+  /** Resolves when the current worker has loaded what it parses with (its `ready` message). */
+  private ready: Promise<void> = Promise.resolve();
 
   constructor(private readonly start: () => Worker) {
     this.worker = this.spawn();
@@ -53,11 +55,30 @@ export class WorkerSlot {
     this.lastError = null;
     this.generation++;
     this.queued = 0;
+    // Loading the grammars (and, from sources, compiling them) is no parse: a batch's stall clock
+    // starts once the worker is ready. A start that never ends is bounded on its own.
+    let startTimer: NodeJS.Timeout | null = null;
+    this.ready = new Promise<void>((resolve) => {
+      const onReady = (msg: { ready?: boolean }) => {
+        if (msg?.ready !== true) return;
+        w.off('message', onReady);
+        if (startTimer) clearTimeout(startTimer);
+        resolve();
+      };
+      w.on('message', onReady);
+      startTimer = setTimeout(() => {
+        if (w !== this.worker || this.gone !== null) return;
+        this.lastError = `not ready within ${WORKER_START_MAX_MS} ms of its start`;
+        void w.terminate();
+      }, WORKER_START_MAX_MS);
+      startTimer.unref();
+    });
     // Without a listener an 'error' event would be thrown in the main thread.
     w.on('error', (e: Error & { code?: string }) => {
       if (w === this.worker) this.lastError = e.code ?? e.message;
     });
     w.once('exit', (code) => {
+      if (startTimer) clearTimeout(startTimer);
       if (w === this.worker) this.gone = this.lastError ? `${this.lastError}, exit code ${code}` : `exit code ${code}`;
     });
     return w;
@@ -100,6 +121,8 @@ export class WorkerSlot {
     const stallMs = WORKER_STALL_MS + (this.queued + files) * PARSE_TIME_MAX_MS;
     this.queued += files;
     return new Promise((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | null = null;
       const onMessage = (msg: Reply) => {
         if (msg.id !== id) return;
         cleanup();
@@ -110,14 +133,18 @@ export class WorkerSlot {
         cleanup();
         reject(new WorkerExit(this.gone ?? 'exited', generation));
       };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new WorkerExit(`no answer within ${stallMs} ms`, generation));
-      }, stallMs);
-      timer.unref();
+      void this.ready.then(() => {
+        if (settled) return;
+        timer = setTimeout(() => {
+          cleanup();
+          reject(new WorkerExit(`no answer within ${stallMs} ms`, generation));
+        }, stallMs);
+        timer.unref();
+      });
       const cleanup = () => {
+        settled = true;
         if (generation === this.generation) this.queued -= files;
-        clearTimeout(timer);
+        if (timer) clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('exit', onExit);
       };

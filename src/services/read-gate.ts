@@ -3,7 +3,7 @@ import { RESULTS_MAX } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { ReadWarning } from '../protocol/common.ts';
-import type { Indexer } from '../index/indexer.ts';
+import { UNOBSERVED_REVISION, type Indexer } from '../index/indexer.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import type { RevisionIndex, RevisionSnapshot } from '../index/revision.ts';
 
@@ -84,14 +84,12 @@ export class ReadGate {
   warnings(): ReadWarning[] {
     const observed = this.indexer.observedRevision();
     if (!observed) return [];
-    return [
-      {
-        kind: 'stale_index',
-        message: `the index holds tree ${observed.indexed} while the workspace holds ${observed.captured}; the answer may miss external edits still being indexed`,
-        captured: observed.captured,
-        indexed: observed.indexed,
-      },
-    ];
+    const message =
+      observed.captured === UNOBSERVED_REVISION
+        ? `the index holds tree ${observed.indexed} and the workspace may differ: events were lost (${observed.lost}); the answer may miss external edits until a rescan of the tree finishes`
+        : `the index holds tree ${observed.indexed} while the workspace holds ${observed.captured}; the answer may miss external edits still being indexed` +
+          (observed.lost ? `, and events were lost (${observed.lost}) until a rescan of the tree finishes` : '');
+    return [{ kind: 'stale_index', message, captured: observed.captured, indexed: observed.indexed }];
   }
 }
 

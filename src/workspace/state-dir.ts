@@ -67,12 +67,23 @@ export function stateDirUsable(root: string): boolean {
  */
 export function ensureStateDir(root: string): string {
   const dir = join(root, STATE_DIR);
-  const st = lstatOrNull(dir);
-  if (st && !st.isDirectory()) {
-    const kept = setAside(root, [STATE_DIR]);
-    log('warn', 'index.store', 'state directory set aside', { reason: entryKind(st), kept });
+  // Several rift processes may start on a fresh tree at once: another one creating `.rift/` (or
+  // setting aside what stood there) between this one's look and its own step is no failure.
+  for (let attempt = 1; ; attempt++) {
+    const st = lstatOrNull(dir);
+    if (st?.isDirectory()) break;
+    try {
+      if (st) {
+        const kept = setAside(root, [STATE_DIR]);
+        log('warn', 'index.store', 'state directory set aside', { reason: entryKind(st), kept });
+      }
+      mkdirSync(dir);
+      break;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (attempt >= 3 || (code !== 'EEXIST' && code !== 'ENOENT')) throw e;
+    }
   }
-  if (!st || !st.isDirectory()) mkdirSync(dir);
   const ignore = join(dir, '.gitignore');
   if (lstatOrNull(ignore) === null) writeFileSync(ignore, '*\n');
   return dir;

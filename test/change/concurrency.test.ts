@@ -105,12 +105,24 @@ describe('many processes, one tree', () => {
     }
   });
 
-  test(`${CROWD} standalone rift mcp servers started at once on a fresh tree share one store: each answers, none sets it aside`, async () => {
+  test(`${CROWD} standalone rift mcp servers started at once on a fresh tree share one store: two rounds of calls, every server lives`, async () => {
     const root = tempWorkspace({ 'list.py': LIST });
+    // All spawned in the same instant, with no `.rift/` yet: each creates the state folder, the
+    // store and its schema, and builds the index, while the others do the same.
     const crowd = await Promise.all(Array.from({ length: CROWD }, () => startRift(root, {}, { standalone: true })));
     try {
-      const answers = await Promise.all(crowd.map((r) => r.call('get_symbol', { name: 'anchor', include: [] }) as Promise<{ hits: unknown[] }>));
-      assert.deepEqual(answers.map((a) => a.hits.length), crowd.map(() => 1));
+      const first = await Promise.all(crowd.map((r) => r.call('get_symbol', { name: 'anchor', include: [] }) as Promise<{ hits: unknown[] }>));
+      assert.deepEqual(first.map((a) => a.hits.length), crowd.map(() => 1));
+      // Second round: each server changes the tree and reads its own change back.
+      await Promise.all(crowd.map((rift, k) => insert(rift, `def crowd_${k}():\n    pass`)));
+      const second = await Promise.all(crowd.map((r, k) => r.call('get_symbol', { name: `crowd_${k}`, include: [] }) as Promise<{ hits: unknown[] }>));
+      assert.deepEqual(second.map((a) => a.hits.length), crowd.map(() => 1));
+      const text = readFileSync(join(root, 'list.py'), 'utf8');
+      for (let k = 0; k < CROWD; k++) assert.equal(text.split(`def crowd_${k}():`).length, 2, `crowd_${k} is on disk exactly once`);
+      for (const [k, rift] of crowd.entries()) {
+        assert.doesNotThrow(() => process.kill(rift.pid!, 0), `server ${k} is still running`);
+        assert.doesNotMatch(rift.stderr(), /kept in memory|damaged|set aside|cannot be used/, `server ${k} kept its index in the shared store`);
+      }
       assert.deepEqual(readdirSync(join(root, '.rift')).filter((n) => n.includes('damaged')), [], 'no live store was taken for a damaged one');
     } finally {
       await Promise.all(crowd.map((r) => r.close()));

@@ -21,7 +21,8 @@ export interface RiftMcp {
 }
 
 // The SDK's default request timeout is 60 s: on a loaded 2-core machine, a call that first starts
-// a workspace server and builds its index can take longer. A test fails on what it asserts, not on
+// a workspace server and builds its index can take longer, and so can `initialize` while several
+// servers start at once. A test fails on what it asserts, not on
 // the machine's load.
 const CALL_OPTIONS = { timeout: 300_000 };
 
@@ -50,8 +51,8 @@ export async function startRift(workspace: string, env: Record<string, string> =
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const client = new Client({ name: 'rift-test', version: '0.0.0' });
-  await client.connect(transport);
-  await client.listTools(); // caches output schemas: the client validates every structured result
+  await client.connect(transport, CALL_OPTIONS); // several servers starting at once on a loaded machine take their time
+  await client.listTools(undefined, CALL_OPTIONS); // caches output schemas: the client validates every structured result
   return {
     client,
     pid: transport.pid,

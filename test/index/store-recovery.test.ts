@@ -1,6 +1,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   closeSync,
   cpSync,
@@ -30,7 +32,7 @@ import { RIFT_ARGS } from '../support/rift-process.ts';
 // server starts and serves (issue 10). Each pattern of the corpus below damages a store that a
 // real `rift index` wrote, then a real `rift mcp` process is started over it.
 
-
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const FILES = { 'a.py': 'def alpha():\n    return 1\n', 'pkg/b.py': 'class Beta:\n    def run(self):\n        pass\n', 'notes.md': '# notes\n' };
 
 /** Deterministic bytes (xorshift), so every run damages the same way. */
@@ -301,6 +303,72 @@ test('rift mcp over a .rift/ nothing can be written to serves in its own process
     }
   } finally {
     spawnSync('chattr', ['-i', join(root, '.rift')]);
+    removeWorkspace(root);
+  }
+});
+
+const openStoreFixture = fileURLToPath(new URL('./fixtures/open-store.ts', import.meta.url));
+
+/** Runs `node <args>` and resolves with its stdout; rejects on a non-zero exit. */
+function runNode(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(out + err) : reject(new Error(`exit ${code}: ${err}`))));
+  });
+}
+
+test('eight processes opening a fresh workspace store at the same instant all open the one file', async () => {
+  // Before: one in a few such crowds lost the race to create `.rift/` (EEXIST) and kept its index
+  // in memory. Two crowds, each released at once once every process is loaded.
+  for (let round = 0; round < 2; round++) {
+    const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n' });
+    const go = join(root, '..', `${root.split('/').pop()}.go`);
+    try {
+      const crowd = Array.from({ length: 8 }, (_, k) => runNode(['--import', tsx, openStoreFixture, root, go, String(k)]));
+      while (Array.from({ length: 8 }, (_, k) => existsSync(`${go}.ready-${k}`)).includes(false)) await new Promise((r) => setTimeout(r, 20));
+      writeFileSync(go, '');
+      const outputs = await Promise.all(crowd);
+      for (const out of outputs) {
+        assert.doesNotMatch(out, /kept in memory|damaged/, out);
+        assert.equal((JSON.parse(out.trim().split('\n').pop()!) as { inMemory: boolean }).inMemory, false, out);
+      }
+      assert.deepEqual(readdirSync(join(root, '.rift')).filter((n) => n.includes('damaged')), []);
+    } finally {
+      removeWorkspace(root);
+      for (const f of [go, ...Array.from({ length: 8 }, (_, k) => `${go}.ready-${k}`)]) rmSync(f, { force: true });
+    }
+  }
+});
+
+test('a store another process holds busy is waited for, never replaced by one in memory', async () => {
+  const root = tempWorkspace(FILES);
+  try {
+    openStore(root).close();
+    const db = join(root, '.rift', 'rift.db');
+    // Another process holds the write lock for a while (a long index batch).
+    const holder = spawn(
+      process.execPath,
+      ['-e', `const D = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))}); const db = new D(process.argv[1]); db.exec('BEGIN EXCLUSIVE'); console.log('held'); setTimeout(() => { db.exec('COMMIT'); db.close(); }, 1500);`, db],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = new Promise((r) => holder.once('exit', r));
+    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    const started = performance.now();
+    const store = openStore(root);
+    const waited = performance.now() - started;
+    try {
+      assert.equal(store.inMemory, false, 'busy is not damage: the file store opens once the lock is free');
+      assert.ok(waited >= 500, `openStore waited for the lock (${Math.round(waited)} ms)`);
+      assert.deepEqual(readdirSync(join(root, '.rift')).filter((n) => n.includes('damaged')), []);
+    } finally {
+      store.close();
+      await exited;
+    }
+  } finally {
     removeWorkspace(root);
   }
 });
