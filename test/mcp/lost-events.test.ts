@@ -91,9 +91,10 @@ test('until the rescan that finds a lost burst has run, even when it is put off,
   for (let d = 0; d < 100; d++) existing[`d${d}/keep.txt`] = 'keep\n';
   const root = tempWorkspace(existing);
   const outside = tempWorkspace({ 'tree/a/b/mover.py': 'def mover(): pass\n' });
-  // At most one resync every 90 s, so the burst's rescan is put off: reads meanwhile are answered
-  // from an index that lost events (before: without a warning).
-  const rift = await startRift(root, { RIFT_WATCH_RESYNC_INTERVAL_MS: '90000' }, { standalone: true });
+  // At most one resync every 40 s, so the burst's rescan is put off: reads meanwhile are answered
+  // from an index that lost events (before: without a warning). The interval is long enough for
+  // the first resync and the burst to happen inside it, and bounds the test's wait.
+  const rift = await startRift(root, { RIFT_WATCH_RESYNC_INTERVAL_MS: '40000' }, { standalone: true });
   try {
     assert.equal((await find(rift, 'seed')).length, 1);
     // A directory tree moved in asks for a resync now; the next one is put off.
