@@ -5,14 +5,17 @@ import type { AgentFlags } from '../agent/base/config.ts';
 
 export class UsageError extends Error {}
 
-export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: readonly string[], options: T, positionals: number) {
+/** `positionals`: how many arguments the command takes, or `'some'` for one or more. */
+export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: readonly string[], options: T, positionals: number | 'some') {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  if (parsed.positionals.length !== positionals) {
+  if (positionals === 'some') {
+    if (parsed.positionals.length === 0) throw new UsageError('expected one or more arguments, got 0');
+  } else if (parsed.positionals.length !== positionals) {
     throw new UsageError(`expected ${positionals} argument${positionals === 1 ? '' : 's'}, got ${parsed.positionals.length}`);
   }
   return parsed;

@@ -47,10 +47,15 @@ rift --serve [--model M] [--host URL] [--continue | --resume PATH] [--approve[=f
 rift acp [--model M] [--host URL] [--approve[=false]]
                                              the Agent Client Protocol over stdio, for editors
                                              such as Zed and Neovim (docs/acp.md)
-rift swarm "<task>" [--models a,b,…] [--explore] [--judge MODEL] [--host URL] [--no-tui]
-                                             several models race on one task in git worktrees;
-                                             each change saved as a patch (docs/swarm.md)
-rift merge <name> [--cleanup]                apply a swarm candidate's patch to the workspace
+rift swarm "<task>" [--models a,b,…] [--explore] [--judge MODEL] [--trees projection|worktree]
+           [--host URL] [--no-tui]
+                                             several models race on one task, each in its own
+                                             projection or git worktree (docs/swarm.md)
+rift merge <name> [--cleanup]                land a swarm candidate's change in the workspace
+rift projection list [--workspace DIR] [--json]
+rift projection remove <id>… [--workspace DIR]
+                                             the workspace's projections (isolated copies);
+                                             remove deletes them with any unpublished changes
 rift trust [--workspace DIR] [--list]        decide on a terminal what this repository may run
                                              or redirect (its .rift.json, rift.toml hooks, plugins)
 rift doctor [--workspace DIR] [--json]       the bash sandbox, engines and config sources
@@ -94,7 +99,7 @@ export function commandUsage(command: string): string | null {
     }
     if (line.trim() !== '') entries.at(-1)?.push(line);
   }
-  const mine = entries.filter((e) => e.some((l) => l.split(/\s+/)[1] === command));
+  const mine = entries.filter((e) => e.some((l) => l.startsWith('rift') && l.split(/\s+/)[1] === command));
   return mine.length === 0 ? null : `${mine.map((e) => e.join('\n')).join('\n')}\n`;
 }
 
@@ -173,6 +178,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('./swarm-command.ts')).runSwarmCommand(rest);
       case 'merge':
         return await (await import('./swarm-command.ts')).runMergeCommand(rest);
+      case 'projection':
+        return await (await import('./projection-command.ts')).runProjection(rest);
       case 'trust':
         return await (await import('./trust-command.ts')).runTrust(rest);
       case 'doctor':

@@ -185,7 +185,7 @@ test('rift nodes takes path:line[:col] as well as a byte offset; a position past
 
 test('every command answers --help (and `rift help <command>`) with its own usage from the command list', () => {
   const root = tempWorkspace({});
-  for (const command of ['index', 'symbol', 'search', 'log', 'nodes', 'map', 'callers', 'callees', 'path', 'mcp', 'server', 'status', 'trust', 'doctor', 'acp']) {
+  for (const command of ['index', 'symbol', 'search', 'log', 'nodes', 'map', 'callers', 'callees', 'path', 'mcp', 'server', 'status', 'projection', 'trust', 'doctor', 'acp']) {
     for (const args of [[command, '--help'], [command, '-h'], ['help', command]]) {
       const r = rift(args, root);
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
