@@ -93,7 +93,8 @@ export function commandUsage(command: string): string | null {
     if (line.startsWith('rift')) {
       // A `rift` line after a description starts the next entry; one after another `rift` line shares it.
       if (describing) entries.push([]);
-      describing = false;
+      // A description may follow on the same line, after a gap of two spaces or more.
+      describing = / {2,}\S/.test(line.trimEnd());
     } else if (/^ {20,}/.test(line)) {
       describing = true;
     }

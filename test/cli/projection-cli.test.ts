@@ -42,6 +42,8 @@ test('rift projection list shows the projections; remove deletes one with its co
     const none = runCli(['projection', 'remove'], root);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /expected one or more arguments/);
+    // Its help is its own entry only (an entry above it whose description shares its line is not).
+    assert.match(runCli(['projection', '--help'], root).stdout, /^Usage:\n {2}rift projection list .*\n {2}rift projection remove .*\n {20,}the workspace's projections/);
     const bad = runCli(['projection', 'prune'], root);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /unknown action 'prune': expected list or remove/);
