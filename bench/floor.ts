@@ -41,7 +41,7 @@ export function measureFloor(parser: Parser, mode: Mode, files: ReadonlyArray<{ 
     timeout: 600_000,
     maxBuffer: 16 * 1024 * 1024,
   });
-  if (r.status !== 0) return { error: (r.stderr || r.stdout || `exit ${r.status}`).trim().split('\n').find((l) => /Error/.test(l)) ?? 'failed' };
+  if (r.status !== 0) return { error: (r.stderr || r.stdout || `exit ${r.status}`).trim().split('\n').find((l) => /^\w*Error(\s\[\w+\])?: /.test(l.trim()))?.trim() ?? 'failed' };
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as FloorRun;
 }
 
