@@ -55,3 +55,43 @@ test('a draining server finishes the request it took and refuses new ones with 5
   assert.equal(failureKind(new StreamableHTTPError(503, 'Error POSTing to endpoint: stopping')), 'undelivered');
   assert.equal(failureKind(new StreamableHTTPError(500, 'Error POSTing to endpoint')), 'lost');
 });
+
+test('a stopping server lingers until its clients retire their kept-alive sockets, refusing with connection: close meanwhile', async () => {
+  const { Agent, request } = await import('node:http');
+  const http = await WorkspaceHttpServer.listen({
+    port: 0,
+    token: TOKEN,
+    version: '0.0.0-test',
+    workspace: '/nowhere',
+    services: new Promise<ToolServices>(() => {}),
+    indexState: () => ({}),
+    onActivity: () => {},
+    onShutdown: () => {},
+  });
+  // One kept-alive socket, as the proxy's fetch keeps one between calls.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const get = (path: string) =>
+    new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: http.port, path, agent, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  try {
+    assert.equal((await get('/status')).status, 200);
+    await http.drain(1000);
+    let lingered = false;
+    const lingering = http.linger(30_000).then(() => (lingered = true));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(lingered, false, 'the client still holds its socket: the server waits instead of dropping it');
+    // A request written on that socket now is refused as never run, and the socket is retired.
+    assert.deepEqual(await get('/status'), { status: 503, connection: 'close' });
+    await lingering;
+    assert.equal(lingered, true, 'the server stops waiting once the client has let its socket go');
+  } finally {
+    agent.destroy();
+    await http.close();
+  }
+});
