@@ -333,12 +333,15 @@ export class EngineRegistry {
     for (const list of await Promise.all(waits)) {
       for (const d of list) {
         const key = JSON.stringify([d.span, d.message, d.code]);
-        if (seen.has(key) || out.length >= ENGINE_DIAGNOSTICS_MAX) continue;
+        if (seen.has(key)) continue;
         seen.add(key);
         out.push(d);
       }
     }
-    return out;
+    if (out.length <= ENGINE_DIAGNOSTICS_MAX) return out;
+    // Past the cap, the last place says how many were left out rather than dropping them silently.
+    const kept = out.slice(0, ENGINE_DIAGNOSTICS_MAX - 1);
+    return [...kept, truncated(out.slice(ENGINE_DIAGNOSTICS_MAX - 1))];
   }
 
   async close(): Promise<void> {
@@ -385,6 +388,24 @@ function toDiagnostic(d: LspDiagnostic, engine: string, language: string, path: 
     continuation: 'unknown',
     extensions: d.source ? { engine, source: d.source } : { engine },
     language,
+  };
+}
+
+/** Stands for the engine diagnostics past ENGINE_DIAGNOSTICS_MAX: how many, from which files. */
+function truncated(rest: readonly Diagnostic[]): Diagnostic {
+  const first = rest[0];
+  const units = [...new Set(rest.map((d) => d.span?.unit ?? null))];
+  return {
+    severity: 'info',
+    code: 'rift.engine.diagnostics_truncated',
+    message: `${rest.length} more engine diagnostics (in ${units.length} file${units.length === 1 ? '' : 's'}) are not listed: a change carries at most ${ENGINE_DIAGNOSTICS_MAX}; run the engine on the changed files to see them all`,
+    span: first.span === null ? null : { unit: first.span.unit, range: { start: 0, end: 0 } },
+    related: [],
+    tags: [],
+    reliability: 'reliable',
+    continuation: 'unknown',
+    extensions: { omitted: rest.length },
+    language: first.language,
   };
 }
 

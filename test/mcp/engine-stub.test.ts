@@ -190,13 +190,26 @@ describe('engine diagnostics after a change', () => {
     assert.equal(r.summary!.diagnostics.length, 2);
   });
 
-  test(`a change carries at most ${ENGINE_DIAGNOSTICS_MAX} engine diagnostics, the first by position, counted after de-duplication`, async () => {
+  test(`a change carries at most ${ENGINE_DIAGNOSTICS_MAX} engine diagnostics, the first by position, counted after de-duplication; the last place counts the rest`, async () => {
     const lines = Array.from({ length: ENGINE_DIAGNOSTICS_MAX + 6 }, (_, i) => `\t_ = ${i} // FIXME`).join('\n');
     const r = await call('replace_symbol', { symbol: goSym('app/many.go', 'Many'), body: `func Many() int {\n${lines}\n\treturn 0\n}` });
     assert.equal(r.status, 'applied', JSON.stringify(r));
     const all = offsets(read('app/many.go'), 'FIXME');
     assert.equal(all.length, ENGINE_DIAGNOSTICS_MAX + 6);
-    assert.deepEqual(r.summary!.diagnostics, all.slice(0, ENGINE_DIAGNOSTICS_MAX).map((at) => fixme('app/many.go', at)));
+    assert.equal(r.summary!.diagnostics.length, ENGINE_DIAGNOSTICS_MAX);
+    assert.deepEqual(r.summary!.diagnostics.slice(0, -1), all.slice(0, ENGINE_DIAGNOSTICS_MAX - 1).map((at) => fixme('app/many.go', at)));
+    assert.deepEqual(r.summary!.diagnostics.at(-1), {
+      severity: 'info',
+      code: 'rift.engine.diagnostics_truncated',
+      message: `7 more engine diagnostics (in 1 file) are not listed: a change carries at most ${ENGINE_DIAGNOSTICS_MAX}; run the engine on the changed files to see them all`,
+      span: { unit: 'rift://file/app/many.go', range: { start: 0, end: 0 } },
+      related: [],
+      tags: [],
+      reliability: 'reliable',
+      continuation: 'unknown',
+      extensions: { omitted: 7 },
+      language: 'go',
+    });
   });
 
   test("the engine's diagnostics come after rift's own syntax diagnostics in one result", async () => {
