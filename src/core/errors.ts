@@ -32,7 +32,7 @@ interface Descriptor {
  * The cases a code's default action does not fit: a workspace directory that does not exist,
  * a limit with no configuration key to raise, a capability no configuration provides.
  */
-export type ActionVariant = 'workspace' | 'fixed' | 'unserved';
+export type ActionVariant = 'workspace' | 'fixed' | 'unserved' | 'operator';
 
 export const ERROR_REGISTRY: Readonly<Record<ErrorCode, Descriptor>> = {
   invalid_request: {
@@ -97,6 +97,8 @@ export const ERROR_REGISTRY: Readonly<Record<ErrorCode, Descriptor>> = {
     explanation: 'the server cannot serve this request yet',
     retry: 'same_request',
     action: 'resend the same request after a short delay',
+    // What waiting does not mend (a language engine that gave up restarting).
+    variants: { operator: 'resend once the cause named above is fixed; waiting alone does not help' },
   },
   configuration_invalid: {
     explanation: 'the workspace configuration failed validation',

@@ -51,6 +51,18 @@ export function engineUnavailable(engine: string, detail: string): RiftError {
   ]);
 }
 
+/** An engine that gave up restarting: only a fix (then a config edit or restart) brings it back. */
+export function engineFailed(engine: string, detail: string): RiftError {
+  return new RiftError(
+    'temporarily_unavailable',
+    [
+      ['engine', engine],
+      ['detail', detail],
+    ],
+    { retry: 'operator_action', action: 'operator' },
+  );
+}
+
 /**
  * Why an engine could not serve, without the rendered error around it: the `detail` of an
  * `engineUnavailable`, the other evidence of a timeout. A failed engine's state and an unchecked

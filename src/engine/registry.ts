@@ -17,7 +17,7 @@ import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor, type LanguageEntry, type WorkspaceConfig } from '../config/workspace-config.ts';
 import type { FileChangeEvent, Indexer } from '../index/indexer.ts';
 import type { Diagnostic } from '../protocol/change.ts';
-import { engineUnavailable, FILE_CHANGED, FILE_CREATED, FILE_DELETED, LspClient, unavailableDetail } from './client.ts';
+import { engineFailed, engineUnavailable, FILE_CHANGED, FILE_CREATED, FILE_DELETED, LspClient, unavailableDetail } from './client.ts';
 import { lspLanguageId, resolveDefinition, type EngineDefinition, type EngineTrust } from './definitions.ts';
 import { LineIndex } from './position.ts';
 
@@ -82,7 +82,7 @@ class Instance {
 
   client(): Promise<LspClient> {
     if (this.current?.alive) return Promise.resolve(this.current);
-    if (this.state === 'failed') return Promise.reject(engineUnavailable(this.definition.name, this.failure ?? 'the engine failed'));
+    if (this.state === 'failed') return Promise.reject(engineFailed(this.definition.name, this.failure ?? 'the engine failed'));
     if (this.state === 'stopped') return Promise.reject(engineUnavailable(this.definition.name, 'the workspace is closing'));
     this.starting ??= this.spawn(0);
     return this.starting;

@@ -240,7 +240,7 @@ describe('rift://workspace engine states: starting and failed', () => {
   const FILES = {
     'rift.toml': '[languages.go.lsp]\ncommand = "stub-lsp"\nargs = ["--hold-initialize=release-initialize"]\n\n[languages.rust.lsp]\ncommand = "stub-lsp"\nargs = ["--exit=3"]\n',
     'app/main.go': 'package app\n\nfunc Run() {}\n',
-    'src/lib.rs': 'pub fn run() {}\n',
+    'src/lib.rs': 'pub fn run() {}\n\npub fn walk() {}\n',
   };
   const ws = serveStubWorkspace({ before, after }, FILES);
 
@@ -277,5 +277,13 @@ describe('rift://workspace engine states: starting and failed', () => {
       state: 'failed',
       detail: 'exited while starting (code 3); gave up after 5 restarts — fix the engine, then edit rift.toml or restart rift',
     });
+    // A request that needs the engine now is refused as something waiting will not mend.
+    const refused = await ws.rift.fail('rename_symbol', { symbol: rustSym('src/lib.rs', 'walk'), new_name: 'stroll' });
+    assert.equal(refused.data.code, 'temporarily_unavailable');
+    assert.equal(refused.data.retry, 'operator_action');
+    assert.equal(
+      refused.data.message,
+      'the server cannot serve this request yet: engine stub-lsp, detail exited while starting (code 3); gave up after 5 restarts — fix the engine, then edit rift.toml or restart rift; resend once the cause named above is fixed; waiting alone does not help',
+    );
   });
 });
