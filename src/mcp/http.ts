@@ -245,14 +245,18 @@ export class WorkspaceHttpServer {
    */
   async linger(timeoutMs = this.http.keepAliveTimeout + 1000): Promise<void> {
     this.closing = true;
-    for (const { transport } of [...this.sessions.values()]) await transport.close().catch(() => {});
+    await this.closeSessions();
     const deadline = Date.now() + timeoutMs;
     while (this.connections.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   }
 
+  private async closeSessions(): Promise<void> {
+    for (const { transport } of [...this.sessions.values()]) await transport.close().catch(() => {});
+  }
+
   async close(): Promise<void> {
     this.closing = true;
-    for (const { transport } of [...this.sessions.values()]) await transport.close().catch(() => {});
+    await this.closeSessions();
     this.http.closeAllConnections();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
   }

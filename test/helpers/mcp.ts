@@ -87,6 +87,16 @@ export async function startRift(workspace: string, env: Record<string, string> =
  * One server over a temporary workspace for a whole `describe` block: registers the
  * before/after hooks and returns live accessors.
  */
+/** Reads a resource expecting a JSON-RPC error; returns it (`code`, `data`). */
+export async function readFails(rift: RiftMcp, uri: string): Promise<{ code: number; data: Record<string, unknown> }> {
+  try {
+    await rift.client.readResource({ uri });
+  } catch (e) {
+    return e as { code: number; data: Record<string, unknown> };
+  }
+  throw new Error(`expected ${uri} to fail`);
+}
+
 export function serveWorkspace(
   hooks: { before: (fn: () => Promise<void>) => void; after: (fn: () => Promise<void>) => void },
   files: Record<string, string | Uint8Array>,

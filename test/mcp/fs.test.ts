@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { treeRevision } from '../../src/core/digest.ts';
-import { startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { readFails, startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // rift://fs over real stdio MCP (reference B.4, C.1, F.9 rule 101): directory listings of the
@@ -68,15 +68,6 @@ async function read(rift: RiftMcp, uri: string): Promise<Fs> {
   assert.equal(c.uri, uri);
   assert.equal(c.mimeType, 'application/json');
   return JSON.parse(c.text) as Fs;
-}
-
-async function readFails(rift: RiftMcp, uri: string): Promise<{ code: number; data: Record<string, unknown> }> {
-  try {
-    await rift.client.readResource({ uri });
-  } catch (e) {
-    return e as { code: number; data: Record<string, unknown> };
-  }
-  throw new Error(`expected ${uri} to fail`);
 }
 
 const file = (path: string, size: number, languages: string[] = []) => ({ kind: 'file', file: { path, content: { kind: 'regular', size_bytes: size }, languages } });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { digest8, sha256Hex, treeRevision } from '../../src/core/digest.ts';
 import { symbolId } from '../../src/core/ids.ts';
-import { serveWorkspace, startRift, type RiftMcp } from '../helpers/mcp.ts';
+import { readFails, serveWorkspace, startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // The resources over real stdio MCP (reference B.1–B.3, F.9 rules 91–100): resources/list and
@@ -18,15 +18,6 @@ async function read(rift: RiftMcp, uri: string): Promise<Record<string, unknown>
   assert.equal(c.uri, uri);
   assert.equal(c.mimeType, 'application/json');
   return JSON.parse(c.text) as Record<string, unknown>;
-}
-
-async function readFails(rift: RiftMcp, uri: string): Promise<{ code: number; data: Record<string, unknown> }> {
-  try {
-    await rift.client.readResource({ uri });
-  } catch (e) {
-    return e as { code: number; data: Record<string, unknown> };
-  }
-  throw new Error(`expected ${uri} to fail`);
 }
 
 const MAP_FILES: Record<string, string> = {
