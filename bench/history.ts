@@ -122,9 +122,13 @@ async function main(): Promise<void> {
     await engine.close();
 
     // 3. The history walks against git log -L over the same first-parent range, in an engine
-    // as a server runs it (parse workers: the walk's halves are parsed there, side by side).
+    // as a server runs it (parse workers, ready: the walk's halves are parsed there, side by
+    // side). Each walk is its declaration's first: nothing of its file's history was read before.
     engine = await Engine.open(dir, { watch: true });
     await engine.read.getSymbol({ name: func.name, limit: 1, include: [] });
+    // A server's workers have loaded their grammars soon after it starts; a walk waits for them
+    // only when it comes at once (bounded here, in case one never starts).
+    await Promise.race([engine.indexer.workers()?.ready(), new Promise((r) => setTimeout(r, 10_000).unref())]);
     const walks = [await walkBeside(engine, dir, func), await walkBeside(engine, dir, method)];
     await engine.close();
 
@@ -133,8 +137,8 @@ async function main(): Promise<void> {
 Repository: ${repository} (${commits} commits, ${merges} of them merges; ${files} files at HEAD), cloned
 locally; the working-tree index built first (${fmtMs(build.ms)}), then each part in a fresh engine.
 Reads go through the engine's read service (no MCP transport); the walks run in an engine with
-parse workers, as a server's do, and their blob-read and parse times add up both halves, which run
-side by side. \`git log -L\` runs with \`*.py diff=python\`, so its range ends where the declaration
+parse workers, as a server's do (their grammars loaded), and their blob-read and parse times add up
+both halves, which run side by side. \`git log -L\` runs with \`*.py diff=python\`, so its range ends where the declaration
 does. \`bench/history.ts\`.
 
 | measure | rift | peer |

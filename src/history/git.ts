@@ -37,6 +37,12 @@ export interface TreeEntry {
   size: number;
 }
 
+/** A path whose file differs between two commits: its blob in the second, null when it holds no regular file there. */
+export interface TreeChange {
+  path: string;
+  oid: string | null;
+}
+
 export interface LogEntry {
   commit: string;
   /** Committer time, strict ISO 8601 (RFC 3339). */
@@ -239,6 +245,73 @@ export class Repository {
       entries.push({ path: full.slice(this.prefix.length), oid, size: Number(size) });
     }
     return entries;
+  }
+
+  /**
+   * The workspace's files that differ between two commits' trees: each path with its blob in
+   * `to`, or null where `to` holds no regular file (deleted, or now a symbolic link or
+   * submodule). The trees are compared as git compares them, reading through the batch process
+   * only the subtrees whose ids differ, so nearby commits cost a few object reads and no
+   * process start. Refuses a path that is not UTF-8.
+   */
+  async treeChanges(from: string, to: string): Promise<TreeChange[]> {
+    const [a, b] = await Promise.all([this.workspaceTree(from), this.workspaceTree(to)]);
+    const changes: TreeChange[] = [];
+    await this.diffTrees(a, b, '', to, changes);
+    return changes;
+  }
+
+  /** The id of the tree holding the workspace in `commit`, or null when it has none. */
+  private async workspaceTree(commit: string): Promise<string | null> {
+    const c = await this.object(commit);
+    if (!c || c.type !== 'commit') throw new Error(`not a commit: ${commit}`);
+    let tree: string | null = /^tree ([0-9a-f]+)$/m.exec(c.bytes.toString('latin1'))?.[1] ?? null;
+    for (const part of this.prefix.split('/').filter((p) => p !== '')) {
+      if (tree === null) return null;
+      const entry = (await this.treeEntries(tree)).get(part);
+      tree = entry?.mode === '40000' ? entry.oid : null;
+    }
+    return tree;
+  }
+
+  /** A tree object's entries by name (raw bytes decoded as latin1, so any name round-trips). */
+  private async treeEntries(oid: string): Promise<Map<string, { mode: string; oid: string }>> {
+    const o = await this.object(oid);
+    if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`);
+    const entries = new Map<string, { mode: string; oid: string }>();
+    // `<mode> <name>` NUL, then the 20-byte binary id, per entry.
+    for (let at = 0; at < o.bytes.length; ) {
+      const space = o.bytes.indexOf(0x20, at);
+      const nul = o.bytes.indexOf(0, space);
+      entries.set(o.bytes.toString('latin1', space + 1, nul), { mode: o.bytes.toString('latin1', at, space), oid: o.bytes.toString('hex', nul + 1, nul + 21) });
+      at = nul + 21;
+    }
+    return entries;
+  }
+
+  private async diffTrees(a: string | null, b: string | null, dir: string, commit: string, out: TreeChange[]): Promise<void> {
+    if (a === b) return;
+    const [ea, eb] = await Promise.all([a ? this.treeEntries(a) : new Map(), b ? this.treeEntries(b) : new Map()]);
+    const nested: Array<Promise<void>> = [];
+    for (const name of new Set([...ea.keys(), ...eb.keys()])) {
+      const x = ea.get(name);
+      const y = eb.get(name);
+      if (x && y && x.mode === y.mode && x.oid === y.oid) continue;
+      let path: string;
+      try {
+        path = dir + fatalUtf8.decode(Buffer.from(name, 'latin1'));
+      } catch {
+        throw new RiftError('unsupported_path', [['commit', commit], ['path', JSON.stringify(dir + name)], ['violation', 'not_utf8']]);
+      }
+      const xTree = x?.mode === '40000' ? x.oid : null;
+      const yTree = y?.mode === '40000' ? y.oid : null;
+      if (xTree !== null || yTree !== null) nested.push(this.diffTrees(xTree, yTree, `${path}/`, commit, out));
+      // A regular file is 100644 or 100755; a link (120000) or submodule (160000) holds none.
+      const regular = y !== undefined && y.mode.startsWith('100');
+      const was = x !== undefined && x.mode !== '40000';
+      if (regular || was) out.push({ path, oid: regular ? y.oid : null });
+    }
+    await Promise.all(nested);
   }
 
   /**

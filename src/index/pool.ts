@@ -47,6 +47,11 @@ export class WorkerPool {
     for (let i = 0; i < size; i++) this.slots.push(new WorkerSlot(options.start ?? (() => startParseWorker())));
   }
 
+  /** Resolves once every worker has loaded what it parses with (a server's have, soon after it starts). */
+  async ready(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.whenReady()));
+  }
+
   /**
    * Parses every item; `onBatch` sees each finished batch in completion order. A worker that
    * dies is replaced (see worker-slot.ts); workers that keep dying reject the run.

@@ -1,7 +1,7 @@
 import { sha256Hex, digest8 } from '../core/digest.ts';
 import { RiftError, limitExceeded } from '../core/errors.ts';
 import {
-  REVISION_BLOBS_MAX, REVISION_BLOB_BYTES_MAX, REVISION_SNAPSHOTS_MAX, REVISION_SNAPSHOT_BYTES_MAX,
+  REVISION_BLOBS_MAX, REVISION_BLOB_BYTES_MAX, REVISION_SNAPSHOTS_MAX, REVISION_SNAPSHOT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX,
 } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { projectPathViolation, underFloor } from '../core/path.ts';
@@ -20,19 +20,27 @@ import { Store, type FileUpdate, type SkippedFile } from './store.ts';
 //
 // Parse results are addressed by content: a blob's rows are computed once per git blob id
 // and language selection, and shared by every revision that holds the blob. A new revision
-// starts from a copy of the most recently used snapshot's store and applies only the files
-// whose blob differs, so reading the next commit parses and writes only what it changed.
-// Snapshots and parsed blobs are bounded (count and bytes) and evicted least recently used.
+// starts from the most recently used snapshot and applies only the files whose blob differs
+// (`git diff-tree` between the two commits), so reading the next commit lists, parses and
+// writes only what it changed. A snapshot read once moves forward to the new revision (its
+// store is updated in place: copying a store costs more than the diff, and grows with the
+// tree); one read again is copied, and kept. Snapshots and parsed blobs are bounded (count and
+// bytes) and evicted least recently used; an evicted or moved revision read again is built
+// from whichever snapshot is then most recent.
 
 export interface RevisionSnapshot {
   commit: string;
   store: Store;
   selection: Selection;
   visibility: Visibility;
-  /** Blob id by workspace path, for every file the snapshot indexed. */
+  /** Blob id by workspace path, for every file of the commit the snapshot admits (indexed or skipped). */
   oids: Map<string, string>;
+  /** The bytes of each indexed file (the store's byte source). */
+  content: Map<string, Uint8Array>;
   /** What the snapshot holds in memory: its store image and the bytes of its blobs. */
   bytes: number;
+  /** Reads served from it: one read only, and the next revision moves it forward. */
+  reads: number;
 }
 
 interface ParsedBlob {
@@ -142,6 +150,7 @@ export class RevisionIndex {
     if (kept) {
       this.snapshots.delete(key);
       this.snapshots.set(key, kept);
+      kept.reads++;
       return kept;
     }
     let pending = this.building.get(key);
@@ -150,7 +159,26 @@ export class RevisionIndex {
       this.building.set(key, pending);
       pending.then((s) => this.keep(key, s)).catch(() => undefined);
     }
-    return pending;
+    const built = await pending;
+    built.reads++;
+    return built;
+  }
+
+  /**
+   * Where a new snapshot under `ck` starts: the most recently used one, taken out of the kept
+   * ones when it was read once (its store moves forward), else copied. Chosen and copied in one
+   * synchronous step, so no read ever sees a store while it moves.
+   */
+  private startFrom(ck: string, root: string): { base: RevisionSnapshot; store: Store; content: Map<string, Uint8Array>; moved: boolean } | null {
+    const entry = [...this.snapshots.entries()].reverse().find(([k]) => k.endsWith(`\0${ck}`));
+    if (!entry) return null;
+    const [key, base] = entry;
+    if (base.reads <= 1) {
+      this.snapshots.delete(key);
+      return { base, store: base.store, content: base.content, moved: true };
+    }
+    const content = new Map(base.content);
+    return { base, store: Store.deserialize(base.store.serialize(), root, (path) => content.get(path) ?? null), content, moved: false };
   }
 
   private async build(commit: string, config: WorkspaceConfig): Promise<RevisionSnapshot> {
@@ -159,63 +187,81 @@ export class RevisionIndex {
     const policy = { ...sourcePolicy(config), respectGitignore: false };
     const visibility = Visibility.fromGitignores(policy, new Map());
     const selection = new Selection(config);
-    const files: TreeEntry[] = [];
-    for (const e of await repo.tree(commit)) {
-      if (projectPathViolation(e.path) !== null || underFloor(e.path) || !visibility.isVisible(e.path)) continue;
-      if (e.size > policy.maxFileBytes) {
-        throw limitExceeded('source.max_file_bytes', policy.maxFileBytes, e.size, [['commit', commit], ['path', e.path]]);
-      }
-      files.push(e);
-    }
-    if (files.length > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, files.length, [['commit', commit]]);
-
+    const admitted = (path: string) => projectPathViolation(path) === null && !underFloor(path) && visibility.isVisible(path);
     const ck = configKey(config);
-    const base = [...this.snapshots.entries()].reverse().find(([k]) => k.endsWith(`\0${ck}`))?.[1] ?? null;
-    const content = new Map<string, Uint8Array>();
-    const source = (path: string) => content.get(path) ?? null;
-    const store = base ? Store.deserialize(base.store.serialize(), this.root, source) : Store.memory(this.root, source);
-    const oids = new Map<string, string>();
-    const changed: TreeEntry[] = [];
-    for (const f of files) {
-      oids.set(f.path, f.oid);
-      if (base?.oids.get(f.path) === f.oid) {
-        const bytes = base.store.indexedBytes(f.path);
-        if (bytes) {
-          content.set(f.path, bytes);
-          continue;
+    const start = this.startFrom(ck, this.root);
+    try {
+      // What differs from the starting snapshot (everything, without one): entries with a blob
+      // to index, and paths to drop.
+      const oids = new Map(start?.base.oids ?? []);
+      const changed: TreeEntry[] = [];
+      const removed: string[] = [];
+      if (start) {
+        for (const c of await repo.treeChanges(start.base.commit, commit)) {
+          if (!admitted(c.path)) continue;
+          if (c.oid === null) {
+            if (oids.delete(c.path)) removed.push(c.path);
+          } else {
+            oids.set(c.path, c.oid);
+            changed.push({ path: c.path, oid: c.oid, size: -1 });
+          }
+        }
+      } else {
+        for (const e of await repo.tree(commit)) {
+          if (!admitted(e.path)) continue;
+          if (e.size > policy.maxFileBytes) {
+            throw limitExceeded('source.max_file_bytes', policy.maxFileBytes, e.size, [['commit', commit], ['path', e.path]]);
+          }
+          oids.set(e.path, e.oid);
+          changed.push(e);
         }
       }
-      changed.push(f);
-    }
-    const deletions = base ? [...base.oids.keys()].filter((p) => !oids.has(p)) : [];
-    const updates: FileUpdate[] = [];
-    const skips: SkippedFile[] = [];
-    const counts: BuildCounts = { parsed: 0, shared: 0, cached: 0, text: 0 };
-    const shared = changed.length > 0 ? this.workingTree().parsedBlobs() : new Map<string, number>();
-    for (let i = 0; i < changed.length; i += BLOB_READ_BATCH) {
-      const batch = changed.slice(i, i + BLOB_READ_BATCH);
-      const parsed = await Promise.all(batch.map((f) => this.parsed(repo, f, selection, shared, counts)));
-      for (const [k, f] of batch.entries()) {
-        const p = parsed[k];
-        if (p.outcome) {
-          content.set(f.path, p.bytes);
-          updates.push({ ...p.outcome, path: f.path });
-        } else {
-          oids.delete(f.path);
-          deletions.push(f.path);
-          skips.push({ path: f.path, size: f.size, mtimeMs: 0, reason: p.skip! });
+      if (oids.size > REVISION_TREE_ENTRIES_MAX) throw limitExceeded('revision_tree_entries', REVISION_TREE_ENTRIES_MAX, oids.size, [['commit', commit]]);
+      if (oids.size > policy.maxFiles) throw limitExceeded('source.max_files', policy.maxFiles, oids.size, [['commit', commit]]);
+
+      const updates: FileUpdate[] = [];
+      const skips: SkippedFile[] = [];
+      const fresh = new Map<string, Uint8Array>();
+      const counts: BuildCounts = { parsed: 0, shared: 0, cached: 0, text: 0 };
+      const shared = changed.length > 0 ? this.workingTree().parsedBlobs() : new Map<string, number>();
+      for (let i = 0; i < changed.length; i += BLOB_READ_BATCH) {
+        const batch = changed.slice(i, i + BLOB_READ_BATCH);
+        const parsed = await Promise.all(batch.map((f) => this.parsed(repo, f, selection, shared, counts)));
+        for (const [k, f] of batch.entries()) {
+          const p = parsed[k];
+          // A listed tree says each size before anything is read; a diff, once the blob is.
+          if (p.bytes.byteLength > policy.maxFileBytes) {
+            throw limitExceeded('source.max_file_bytes', policy.maxFileBytes, p.bytes.byteLength, [['commit', commit], ['path', f.path]]);
+          }
+          if (p.outcome) {
+            fresh.set(f.path, p.bytes);
+            updates.push({ ...p.outcome, path: f.path });
+          } else {
+            removed.push(f.path);
+            skips.push({ path: f.path, size: p.bytes.byteLength, mtimeMs: 0, reason: p.skip! });
+          }
         }
       }
+      // Synchronous from here: the store and its byte source change together.
+      const content = start?.content ?? new Map<string, Uint8Array>();
+      const store = start?.store ?? Store.memory(this.root, (path) => content.get(path) ?? null);
+      store.applyBatch(updates, [], removed, skips);
+      for (const path of removed) content.delete(path);
+      for (const [path, bytes] of fresh) content.set(path, bytes);
+      let bytes = store.databaseBytes();
+      for (const b of content.values()) bytes += b.byteLength;
+      log('info', 'revision.snapshot', 'revision indexed', {
+        commit: commit.slice(0, 12), files: oids.size, changed: changed.length, parsed: counts.parsed, shared: counts.shared,
+        cached: counts.cached, from_snapshot: start !== null, moved: start?.moved ?? false, text: counts.text,
+        elapsed_ms: Math.round(performance.now() - started),
+      });
+      return { commit, store, selection, visibility, oids, content, bytes, reads: 0 };
+    } catch (e) {
+      // A snapshot taken to move forward is intact until the store changes: it is kept again.
+      if (start?.moved) this.keep(`${start.base.commit}\0${ck}`, start.base);
+      else start?.store.close();
+      throw e;
     }
-    store.applyBatch(updates, [], deletions, skips);
-    let bytes = store.databaseBytes();
-    for (const b of content.values()) bytes += b.byteLength;
-    log('info', 'revision.snapshot', 'revision indexed', {
-      commit: commit.slice(0, 12), files: oids.size, changed: changed.length, parsed: counts.parsed, shared: counts.shared,
-      cached: counts.cached, from_snapshot: base !== null, text: counts.text,
-      elapsed_ms: Math.round(performance.now() - started),
-    });
-    return { commit, store, selection, visibility, oids, bytes };
   }
 
   /** A blob's rows under a selection: from the content-addressed cache, else read and parsed once. */

@@ -524,9 +524,10 @@ export class Store {
   ): void {
     const s = this.stmts;
     const run = this.db.transaction(() => {
-      for (const k of skips) s.putSkipped.run(k.path, k.size, k.mtimeMs, k.reason);
       for (const u of updates) s.deleteSkipped.run(u.path);
       for (const path of deletions) s.deleteSkipped.run(path);
+      // A path both deleted and skipped (an indexed file whose new bytes are left out) stays skipped.
+      for (const k of skips) s.putSkipped.run(k.path, k.size, k.mtimeMs, k.reason);
       for (const path of deletions) {
         const f = s.fileByPath.get(path) as { id: number; blobId: number } | undefined;
         if (!f) continue;

@@ -49,6 +49,11 @@ export class WorkerSlot {
     this.worker = this.spawn();
   }
 
+  /** Resolves when the current worker is ready to parse. */
+  whenReady(): Promise<void> {
+    return this.ready;
+  }
+
   private spawn(): Worker {
     const w = this.start();
     this.gone = null;

@@ -180,13 +180,15 @@ export class IncrementalTree {
     const edit = byteEdit(before.bytes, bytes);
     if (edit === null) return null;
     if (this.tree) {
+      // The prefix before the edit is common to both versions: its lines are counted once.
+      const start = point(before, 0, { row: 0, column: 0 }, edit.start);
       this.tree.edit({
         startIndex: before.toUnit(edit.start),
         oldEndIndex: before.toUnit(edit.oldEnd),
         newEndIndex: after.toUnit(edit.newEnd),
-        startPosition: point(before, edit.start),
-        oldEndPosition: point(before, edit.oldEnd),
-        newEndPosition: point(after, edit.newEnd),
+        startPosition: start,
+        oldEndPosition: point(before, edit.start, start, edit.oldEnd),
+        newEndPosition: point(after, edit.start, start, edit.newEnd),
       });
     }
     return edit;
@@ -250,15 +252,16 @@ export function byteEdit(a: Uint8Array, b: Uint8Array): ByteEdit | null {
 
 const EDIT_BLOCK = 1024;
 
-/** Row and column (code units) of a byte offset. */
-function point(source: SourceText, byte: number): { row: number; column: number } {
+/** Row and column (code units) of byte offset `byte`, counting on from `from`, whose point is `at`. */
+function point(source: SourceText, from: number, at: { row: number; column: number }, byte: number): { row: number; column: number } {
   const bytes = source.bytes;
-  let row = 0;
-  let lineStart = 0;
-  for (let i = bytes.indexOf(0x0a); i !== -1 && i < byte; i = bytes.indexOf(0x0a, i + 1)) {
+  let row = at.row;
+  let lineStart = -1;
+  for (let i = bytes.indexOf(0x0a, from); i !== -1 && i < byte; i = bytes.indexOf(0x0a, i + 1)) {
     row++;
     lineStart = i + 1;
   }
+  if (lineStart < 0) return { row, column: at.column + source.toUnit(byte) - source.toUnit(from) };
   return { row, column: source.toUnit(byte) - source.toUnit(lineStart) };
 }
 

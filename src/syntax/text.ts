@@ -10,22 +10,37 @@ import type { ByteRange } from './types.ts';
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export class SourceText {
-  /** What the parser reads: the decoded bytes, with a leading BOM turned into a space. */
-  readonly text: string;
   readonly bytes: Uint8Array;
   readonly ascii: boolean;
-  /** Code-unit index → byte offset (length text.length + 1); null when ascii. */
-  private readonly offsets: Uint32Array | null;
+  private decoded: string | null = null;
+  /** Code-unit index → byte offset (length text.length + 1); null until needed, and for ascii. */
+  private table: Uint32Array | null = null;
 
   constructor(bytes: Uint8Array) {
     this.bytes = bytes;
     this.ascii = isAscii(bytes);
-    let text = decoder.decode(bytes);
-    // A BOM is one code unit and three bytes; a space keeps both index spaces aligned
-    // while sparing grammars that do not treat U+FEFF as whitespace.
-    if (text.charCodeAt(0) === 0xfeff) text = ' ' + text.slice(1);
-    this.text = text;
-    this.offsets = this.ascii ? null : buildOffsets(bytes, text.length);
+  }
+
+  /**
+   * What the parser reads: the decoded bytes, with a leading BOM turned into a space. Decoded on
+   * first use (a history walk holds many versions it never parses); bytes that are not UTF-8
+   * throw here.
+   */
+  get text(): string {
+    if (this.decoded === null) {
+      let text = decoder.decode(this.bytes);
+      // A BOM is one code unit and three bytes; a space keeps both index spaces aligned
+      // while sparing grammars that do not treat U+FEFF as whitespace.
+      if (text.charCodeAt(0) === 0xfeff) text = ' ' + text.slice(1);
+      this.decoded = text;
+    }
+    return this.decoded;
+  }
+
+  private get offsets(): Uint32Array | null {
+    if (this.ascii) return null;
+    this.table ??= buildOffsets(this.bytes, this.text.length);
+    return this.table;
   }
 
   /** Byte offset of a code-unit index. */

@@ -323,13 +323,16 @@ describe('revision reads: parse results addressed by content', () => {
       await r.call('get_symbol', { name: 'beta', rev: first });
       assert.equal(events().length, 2, 'a kept snapshot is not rebuilt');
 
-      // Eight more revisions push the first two snapshots out (REVISION_SNAPSHOTS_MAX = 8).
+      // Eight more revisions, each read twice (a snapshot read once moves forward to the next
+      // revision instead of being kept), push the first out (REVISION_SNAPSHOTS_MAX = 8).
       for (let i = 0; i < 8; i++) repo.commit(`alpha ${i}`, { 'a.py': `def alpha():\n    return ${i}\n` });
       await eventually(async () => {
         const now = (await r.call('get_symbol', { name: 'alpha' })) as Page;
         return now.hits[0].source?.text.endsWith('return 7') ? true : undefined;
       }, 20_000);
-      for (let i = 7; i >= 0; i--) await r.call('get_symbol', { name: 'alpha', rev: repo.git('rev-parse', `HEAD~${i}`) });
+      for (let i = 7; i >= 0; i--) {
+        for (let read = 0; read < 2; read++) await r.call('get_symbol', { name: 'alpha', rev: repo.git('rev-parse', `HEAD~${i}`) });
+      }
       assert.equal(events().length, 10);
       // Each parses only its new a.py (the first also takes main's b.py, known by content); the
       // newest holds the working tree's bytes, which the working-tree index parsed already.
