@@ -214,7 +214,8 @@ export class WorkspaceHttpServer {
         log('info', 'server.session', 'client disconnected', { client: record.name, clients: this.sessions.size });
       }
     };
-    const mcp = createMcpServer(await this.opts.services, this.opts.version);
+    // Not awaited: initialize is answered while the engine opens; calls wait for it.
+    const mcp = createMcpServer(this.opts.services, this.opts.version);
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
   }

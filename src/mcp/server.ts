@@ -68,8 +68,11 @@ export interface ServedTool {
   outputSchema: Record<string, unknown>;
 }
 
+let served: ServedTool[] | null = null;
+
+/** The served tools with their JSON Schemas, computed once per process (converting them costs more than a session's start). */
 export function servedTools(): ServedTool[] {
-  return TOOLS.map((t) => ({
+  served ??= TOOLS.map((t) => ({
     name: t.name,
     title: t.title,
     description: t.description,
@@ -78,6 +81,7 @@ export function servedTools(): ServedTool[] {
     inputSchema: jsonSchema(t.input, 'input'),
     outputSchema: jsonSchema(t.output, 'output'),
   }));
+  return served;
 }
 
 /** The served resources and templates, as resources/list and resources/templates/list answer. */
@@ -94,7 +98,11 @@ export function servedResources() {
   };
 }
 
-export function createMcpServer(services: ToolServices, version: string): Server {
+/**
+ * One MCP session's server. `services` may still be opening (a workspace server answers
+ * `initialize` and the lists at once; a tool call or resource read waits for them).
+ */
+export function createMcpServer(services: ToolServices | Promise<ToolServices>, version: string): Server {
   const server = new Server(
     { name: 'rift', version },
     { capabilities: { tools: {}, resources: {} }, instructions: SERVER_INSTRUCTIONS },
@@ -106,7 +114,7 @@ export function createMcpServer(services: ToolServices, version: string): Server
     const started = performance.now();
     try {
       const { def, args } = resolveResourceUri(request.params.uri);
-      const body = await def.read(services.resources, args.pageIndex, args);
+      const body = await def.read((await services).resources, args.pageIndex, args);
       log('debug', 'mcp.read', 'resource answered', { resource: def.name, elapsed_ms: Math.round(performance.now() - started) });
       return { contents: [{ uri: request.params.uri, mimeType: RESOURCE_MIME_TYPE, text: JSON.stringify(body) }] };
     } catch (err) {
@@ -124,7 +132,7 @@ export function createMcpServer(services: ToolServices, version: string): Server
     try {
       if (!def) throw invalidField('name', `unknown tool; served tools are ${TOOLS.map((t) => t.name).join(', ')}`);
       const args = parseInput(def.input, request.params.arguments ?? {});
-      const result = (await def.handler(services, args as never, changeOptions(request.params._meta))) as Record<string, unknown>;
+      const result = (await def.handler(await services, args as never, changeOptions(request.params._meta))) as Record<string, unknown>;
       log('debug', 'mcp.call', 'tool answered', { tool: def.name, elapsed_ms: Math.round(performance.now() - started) });
       return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {

@@ -11,12 +11,31 @@ import type { ToolServices } from '../../src/mcp/tools.ts';
 
 const TOKEN = 'test-token';
 
-function initialize(port: number): Promise<Response> {
+function post(port: number, message: object, session?: string): Promise<Response> {
   return fetch(`http://127.0.0.1:${port}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', ...message }),
   });
+}
+
+function initialize(port: number): Promise<Response> {
+  return post(port, { id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+}
+
+/** A session on `port`, initialized: its id. */
+async function session(port: number): Promise<string> {
+  const init = await initialize(port);
+  assert.equal(init.status, 200);
+  const id = init.headers.get('mcp-session-id')!;
+  await init.text();
+  assert.equal((await post(port, { method: 'notifications/initialized' }, id)).status, 202);
+  return id;
 }
 
 test('a draining server finishes the request it took and refuses new ones with 503, which the proxy may resend', async () => {
@@ -33,8 +52,13 @@ test('a draining server finishes the request it took and refuses new ones with 5
     onShutdown: () => {},
   });
   try {
-    // Taken: it waits for the engine, so it is in flight when the server starts to stop.
-    const taken = initialize(http.port);
+    // Initialize and the lists are answered while the engine opens; a tool call waits for it,
+    // so it is in flight when the server starts to stop.
+    const id = await session(http.port);
+    const listed = await post(http.port, { id: 2, method: 'tools/list' }, id);
+    assert.equal(listed.status, 200);
+    assert.match(await listed.text(), /"get_symbol"/);
+    const taken = post(http.port, { id: 3, method: 'tools/call', params: { name: 'get_symbol', arguments: { name: 'x' } } }, id);
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(http.busy, true);
     let drained = false;
