@@ -24,7 +24,7 @@ import { Store, type FileUpdate, type SkippedFile } from './store.ts';
 // (`git diff-tree` between the two commits), so reading the next commit lists, parses and
 // writes only what it changed. A snapshot read once moves forward to the new revision (its
 // store is updated in place: copying a store costs more than the diff, and grows with the
-// tree); one read again is copied, and kept. Snapshots and parsed blobs are bounded (count and
+// tree); one read again, or built again after it moved on, is copied, and kept. Snapshots and parsed blobs are bounded (count and
 // bytes) and evicted least recently used; an evicted or moved revision read again is built
 // from whichever snapshot is then most recent.
 
@@ -94,6 +94,8 @@ export class RevisionIndex {
   private blobBytes = 0;
   /** Full ids of commits resolved before (a bounded set: cleared when full). */
   private readonly commits = new Set<string>();
+  /** Snapshot keys built before (bounded like `commits`): one built again is being returned to. */
+  private readonly builtBefore = new Set<string>();
   private readonly bounds: RevisionBounds;
   constructor(
     private readonly root: string,
@@ -155,7 +157,17 @@ export class RevisionIndex {
     }
     let pending = this.building.get(key);
     if (!pending) {
-      pending = this.build(commit, config).finally(() => this.building.delete(key));
+      // A revision read again after it moved on or was evicted is one being returned to: it is
+      // kept, not moved, after this read (two revisions read in turn end up both kept).
+      const again = this.builtBefore.has(key);
+      if (this.builtBefore.size >= this.bounds.snapshots * 64) this.builtBefore.clear();
+      this.builtBefore.add(key);
+      pending = this.build(commit, config)
+        .then((s) => {
+          if (again) s.reads++;
+          return s;
+        })
+        .finally(() => this.building.delete(key));
       this.building.set(key, pending);
       pending.then((s) => this.keep(key, s)).catch(() => undefined);
     }

@@ -60,20 +60,24 @@ for (const dir of ['', 'sub/']) {
       const config = new ConfigLoader(root).current().config;
       const chained = new RevisionIndex(root, () => Store.memory(root));
       try {
-        // Forward, then back over the same commits: every step starts from the previous one.
-        for (const c of [...commits, ...[...commits].reverse().slice(1)]) {
+        const step = async (c: string) => {
           const fresh = new RevisionIndex(root, () => Store.memory(root));
           try {
-            const step = await chained.snapshot(c, config);
-            assert.deepEqual(contents(step), contents(await fresh.snapshot(c, config)), `commit ${commits.indexOf(c)}`);
+            const s = await chained.snapshot(c, config);
+            assert.deepEqual(contents(s), contents(await fresh.snapshot(c, config)), `commit ${commits.indexOf(c)}`);
             // Bytes left out are remembered as skipped, with their reason (a read says why).
-            if (c === commits[3]) assert.equal(step.store.skippedFile('blob.py')?.reason, 'nul_byte');
+            if (c === commits[3]) assert.equal(s.store.skippedFile('blob.py')?.reason, 'nul_byte');
           } finally {
             fresh.close();
           }
-        }
-        // The snapshots were read once each, so each moved forward: one is kept.
+        };
+        // Forward: every step starts from the previous one, read once, so each moves forward.
+        for (const c of commits) await step(c);
         assert.equal(chained.kept, 1);
+        // Back over the same commits: each is returned to, so each is kept and the next starts
+        // from a copy of it (the first step back moves the newest, read once).
+        for (const c of [...commits].reverse().slice(1)) await step(c);
+        assert.equal(chained.kept, commits.length - 1);
       } finally {
         chained.close();
       }
@@ -101,11 +105,12 @@ test('a snapshot read once moves forward to the next revision; one read again is
       assert.notEqual(again, first);
       assert.deepEqual(names(again), ['a.py', 'outside.py', 'pkg/b.py']);
       assert.equal(again.store.findSymbols({ query: 'a2', offset: 0, limit: 5 }).total, 0);
-      // Read a second time, it is kept beside the next revision, which starts from a copy.
+      // Read a second time (or built a second time), it is kept beside the next revision, which starts from a copy.
       assert.equal(await index.snapshot(commits[0], config), again);
       const next = await index.snapshot(commits[1], config);
       assert.equal(index.kept, 2);
       assert.equal(await index.snapshot(commits[0], config), again);
+      assert.equal(await index.snapshot(commits[1], config), next, 'two revisions read in turn are both kept');
       assert.equal(again.store.findSymbols({ query: 'a2', offset: 0, limit: 5 }).total, 0, 'the copy changed, not the kept snapshot');
       assert.equal(next.store.findSymbols({ query: 'a2', offset: 0, limit: 5 }).rows[0]?.qname, 'a2');
     } finally {
