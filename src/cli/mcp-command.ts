@@ -18,6 +18,13 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
   const shared = !values.standalone && stateDirWritable(root);
   if (!values.standalone && !shared) log('warn', 'mcp', 'serving in this process: .rift/ is not writable, so no workspace server can start');
   if (shared) {
+    // The server starts up while this process loads the proxy (each takes a few hundred ms).
+    const { startServerIfAbsent } = await import('../mcp/discovery.ts');
+    try {
+      startServerIfAbsent(root);
+    } catch {
+      // the proxy's own start says what went wrong
+    }
     const { McpProxy } = await import('../mcp/proxy.ts');
     log('info', 'mcp', 'MCP proxy starting', { version });
     await new McpProxy({ root, version, note: (s) => process.stderr.write(`${s}\n`) }).run();

@@ -2,10 +2,7 @@ import { SERVER_IDLE_MS_DEFAULT } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { findServer, stopServer } from '../mcp/discovery.ts';
 import { runWorkspaceServer } from '../mcp/workspace-server.ts';
-import { Engine } from '../services/engine.ts';
-import { userTrusts } from '../agent/policy/trust.ts';
 import { canonicalRoot } from '../workspace/root.ts';
-import { LogCapture } from '../services/log-capture.ts';
 import { intFlag, parse, UsageError, WORKSPACE } from './args.ts';
 
 // `rift server`: the one long-lived MCP server of a workspace, over Streamable HTTP on
@@ -53,6 +50,11 @@ export async function runServerCommand(argv: readonly string[], version: string)
     version,
     note,
     open: async () => {
+      // Loaded once the server listens and holds its lock: a client waiting for it connects
+      // (and initializes) while the engine's code loads.
+      const { Engine } = await import('../services/engine.ts');
+      const { userTrusts } = await import('../agent/policy/trust.ts');
+      const { LogCapture } = await import('../services/log-capture.ts');
       const engine = await Engine.open(root, { watch: true, engineTrust: userTrusts });
       // The server's own diagnostics, for rift://logs, from the moment the store is open.
       const logs = new LogCapture(engine.root, engine.config);

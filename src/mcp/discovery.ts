@@ -92,6 +92,15 @@ function takeStartMark(root: string): boolean {
   return false;
 }
 
+/**
+ * Starts the workspace's server at once when no lock names one (and no other client is starting
+ * it), without probing anything: a client calls it first, so the server starts up while the
+ * client loads the rest of itself; `ensureServer` then finds it as usual.
+ */
+export function startServerIfAbsent(root: string): void {
+  if (readLock(root) === null && takeStartMark(root)) spawnServer(root);
+}
+
 export function clearStartMark(root: string): void {
   try {
     unlinkSync(join(root, STATE_DIR, STARTING_FILE));

@@ -6,7 +6,7 @@ import { FsResource, LogsResource, MapResource, WorkspaceResource } from '../pro
 import type { FsService } from '../services/fs-service.ts';
 import { ChangesResource, ProjectionResource } from '../protocol/projection.ts';
 import type { ProjectionService } from '../services/projection-service.ts';
-import { pagination } from '../services/read-gate.ts';
+import { pagination } from '../protocol/common.ts';
 import type { LogCapture } from '../services/log-capture.ts';
 import type { MapService } from '../services/map-service.ts';
 import type { ReadGate } from '../services/read-gate.ts';

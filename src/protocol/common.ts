@@ -22,6 +22,11 @@ export const TextRange = z
   .describe('Half-open UTF-8 byte range')
   .meta({ id: 'TextRange' });
 
+/** The pagination object of a page `pageIndex` of `total` items, `limit` a page. */
+export function pagination(pageIndex: number, total: number, limit: number): { page_index: number; total_pages: number } {
+  return { page_index: pageIndex, total_pages: Math.max(1, Math.ceil(total / limit)) };
+}
+
 export const Pagination = z
   .object({
     page_index: z.number().int().min(0).describe('The zero-based page served'),

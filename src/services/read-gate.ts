@@ -100,6 +100,4 @@ export function pageLimit(limit: number | undefined, fallback: number): number {
   return limit;
 }
 
-export function pagination(pageIndex: number, total: number, limit: number): { page_index: number; total_pages: number } {
-  return { page_index: pageIndex, total_pages: Math.max(1, Math.ceil(total / limit)) };
-}
+export { pagination } from '../protocol/common.ts';
