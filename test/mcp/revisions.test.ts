@@ -449,3 +449,28 @@ test('rules 40, 43: TypeScript, Rust and Go read at a revision as committed, wit
     removeWorkspace(root);
   }
 });
+
+test('a committed file rift leaves out is content_unavailable at a revision, naming why, as on the working tree', async () => {
+  const root = tempWorkspace();
+  const repo = gitFixture(root);
+  const first = repo.commit('text', { 'a.py': 'def a():\n    pass\n', 'b.py': 'def b():\n    pass\n' });
+  // b.py gains a NUL byte; then a.py changes, so the third revision starts from the second's snapshot.
+  writeFileSync(join(root, 'b.py'), Buffer.from('def b():\n    pass\n\0'));
+  const second = repo.commit('nul byte', {});
+  const third = repo.commit('edit a', { 'a.py': 'def a():\n    return 1\n' });
+  const rift = await startRift(root);
+  try {
+    assert.equal(((await rift.call('nodes', { path: 'b.py', position: 0, rev: first })) as { nodes: unknown[] }).nodes.length > 0, true);
+    for (const rev of [second, third]) {
+      const e = await rift.fail('nodes', { path: 'b.py', position: 0, rev });
+      assert.equal(e.data.code, 'content_unavailable', rev);
+      assert.match(e.data.message as string, /path b\.py, rev [0-9a-f]{40}, reason the file contains a NUL byte/);
+    }
+    // Back to the first, built again from the third's snapshot: b.py is text there.
+    assert.equal(((await rift.call('get_symbol', { name: 'b', rev: first })) as Page).hits[0]?.path, 'b.py');
+    assert.equal(((await rift.call('get_symbol', { name: 'b', rev: third })) as Page).hits.length, 0);
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
