@@ -21,12 +21,13 @@ import { Store, type FileUpdate, type SkippedFile } from './store.ts';
 // Parse results are addressed by content: a blob's rows are computed once per git blob id
 // and language selection, and shared by every revision that holds the blob. A new revision
 // starts from the most recently used snapshot and applies only the files whose blob differs
-// (`git diff-tree` between the two commits), so reading the next commit lists, parses and
-// writes only what it changed. A snapshot read once moves forward to the new revision (its
-// store is updated in place: copying a store costs more than the diff, and grows with the
-// tree); one read again, or built again after it moved on, is copied, and kept. Snapshots and parsed blobs are bounded (count and
-// bytes) and evicted least recently used; an evicted or moved revision read again is built
-// from whichever snapshot is then most recent.
+// (the two commits' trees compared object by object, Repository.treeChanges), so reading the
+// next commit lists, parses and writes only what it changed. A snapshot read once moves forward
+// to the new revision (its store is updated in place: copying a store costs more than the
+// diff, and grows with the tree); one read again, or built again after it moved on, is copied,
+// and kept. Snapshots and parsed blobs are bounded (count and bytes) and evicted least recently
+// used; an evicted or moved revision read again is built from whichever snapshot is then most
+// recent.
 
 export interface RevisionSnapshot {
   commit: string;
