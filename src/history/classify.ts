@@ -1,4 +1,5 @@
 import type { Node, Tree } from 'web-tree-sitter';
+import { SyntaxLimitError, withTree } from '../syntax/runtime.ts';
 import { declarationsOfTree } from '../syntax/declarations.ts';
 import type { SourceText } from '../syntax/text.ts';
 import type { ByteRange, Declaration, LanguageId } from '../syntax/types.ts';
@@ -36,6 +37,11 @@ export interface DeclarationPlace {
   headers: ByteRange[];
   /** Where the outermost declaration holding it (or it, at the top level) starts its item. */
   outerItem: number;
+  /**
+   * That outermost declaration's whole span, while it is known to hold as it was parsed (null
+   * once an edit reached one of its ends): an edit inside it may be looked at by parsing it alone.
+   */
+  outer: ByteRange | null;
 }
 
 export interface Located {
@@ -85,7 +91,43 @@ export function locateDeclaration(
   const first = lineStart(bytes, d.span.start);
   let indent = first;
   while (indent < d.span.start && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
-  return { parts: partsOf(tree.rootNode, source, d), place: { span: d.span, indent: indent - first, headers, outerItem: outer.itemSpan.start } };
+  return {
+    parts: partsOf(tree.rootNode, source, d),
+    place: { span: d.span, indent: indent - first, headers, outerItem: outer.itemSpan.start, outer: outer.container === null ? outer.span : null },
+  };
+}
+
+/**
+ * The declaration `qname` in `bytes`, found by parsing only `slice`, the whole span an
+ * outermost declaration is assumed to have in this version (its span in a version parsed before,
+ * moved by an edit inside it). Null when that cannot be shown here — the slice does not parse
+ * without errors as exactly one declaration spanning all of it, or does not hold `qname` — and
+ * the caller parses the whole file. Offsets are the file's. Declarations numbered among
+ * same-named ones (`~2`) are never looked for this way.
+ */
+export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: ByteRange, qname: string): Located | null {
+  if (qname.includes('~')) return null;
+  const part = bytes.subarray(slice.start, slice.end);
+  let located: Located | null = null;
+  try {
+    withTree(language, part, (tree, source) => {
+      if (tree.rootNode.hasError) return;
+      const all = declarationsOfTree(language, tree, source);
+      const outers = all.filter((x) => x.container === null);
+      if (outers.length !== 1 || outers[0].span.start !== 0 || outers[0].span.end !== part.length) return;
+      const found = locateDeclaration(language, tree, source, qname, null);
+      if (found === null || found === 'unparseable') return;
+      const shift = (r: ByteRange) => ({ start: r.start + slice.start, end: r.end + slice.start });
+      const p = found.place;
+      located = {
+        parts: found.parts,
+        place: { span: shift(p.span), indent: p.indent, headers: p.headers.map(shift), outerItem: p.outerItem + slice.start, outer: p.outer && shift(p.outer) },
+      };
+    });
+  } catch (e) {
+    if (!(e instanceof SyntaxLimitError)) throw e;
+  }
+  return located;
 }
 
 /** The offset where the line holding `at` starts. */

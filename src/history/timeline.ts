@@ -1,7 +1,7 @@
 import { classifyBytes } from '../workspace/read.ts';
 import { IncrementalTree, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
 import type { LanguageId } from '../syntax/types.ts';
-import { classify, lineStart, locateDeclaration, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
+import { classify, lineStart, locateDeclaration, locateInSlice, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
 import type { Repository } from './git.ts';
 
 // A declaration's timeline: the commits touching its current path along first parents from
@@ -17,7 +17,11 @@ import type { Repository } from './git.ts';
 // before any line that closes it (a line indented no deeper than its first one). Any other edit
 // leaves the declaration as it was, moved by the edit's length. A look is a parse reusing the
 // previous version's tree (tree-sitter's incremental parse), skipped outright when the version
-// does not hold the declaration's name. What a version skipped this way does elsewhere is not
+// does not hold the declaration's name. An edit inside the outermost declaration holding it
+// (most commits touching a function change its body) is looked at by parsing that declaration
+// alone, where it is assumed to stand: shown right when the part parses without errors as
+// exactly one declaration spanning all of it (its ends moved by the edit's length), and
+// otherwise the whole file is parsed as before. What a version skipped this way does elsewhere is not
 // seen: a syntax error elsewhere in it, or an edit between a container's header and the
 // declaration that re-nests it, counts as leaving the declaration alone.
 
@@ -48,6 +52,8 @@ export interface WalkStats {
   /** Blobs parsed, and the time spent parsing them. */
   parsed: number;
   parseMs: number;
+  /** Of the parsed, those where the outermost declaration holding it was parsed alone. */
+  alone: number;
 }
 
 export type State = DeclarationParts | null | 'unparseable';
@@ -66,7 +72,7 @@ export interface SegmentJob {
 export interface SegmentResult {
   /** The declaration in each version, aligned with the job's blobs. */
   states: State[];
-  stats: Pick<WalkStats, 'fetched' | 'fetchMs' | 'parsed' | 'parseMs'>;
+  stats: Pick<WalkStats, 'fetched' | 'fetchMs' | 'parsed' | 'parseMs' | 'alone'>;
 }
 
 /** Walks a segment elsewhere (a worker thread); `lane` tells segments of one walk apart. */
@@ -85,7 +91,7 @@ export async function timeline(
   maxFileBytes: number,
   runner?: SegmentRunner,
 ): Promise<Timeline> {
-  const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0 };
+  const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0 };
   const t = performance.now();
   // One commit more than the bound tells whether the walk stopped early, and gives the
   // oldest kept commit its "before".
@@ -111,6 +117,7 @@ export async function timeline(
     stats.fetchMs += r.stats.fetchMs;
     stats.parsed += r.stats.parsed;
     stats.parseMs += r.stats.parseMs;
+    stats.alone += r.stats.alone;
   }
   const versions: TimelineVersion[] = [];
   const kept = complete ? log.length : max;
@@ -196,7 +203,8 @@ function relocated(newer: Uint8Array, older: Uint8Array, place: DeclarationPlace
     headers.push({ start: h.start + d, end: h.end + d });
   }
   const outer = place.headers.length === 0 ? delta : headers[headers.length - 1].start - place.headers[place.headers.length - 1].start;
-  return { span: { start: place.span.start + delta, end: place.span.end + delta }, indent: place.indent, headers, outerItem: place.outerItem + outer };
+  const outerSpan = place.outer && (place.headers.length === 0 ? { start: place.outer.start + delta, end: place.outer.end + delta } : null);
+  return { span: { start: place.span.start + delta, end: place.span.end + delta }, indent: place.indent, headers, outerItem: place.outerItem + outer, outer: outerSpan };
 }
 
 /** A place after an edit that left it alone: what lies after the edit moves by its length. */
@@ -204,13 +212,16 @@ function moved(place: DeclarationPlace, edit: ByteEdit): DeclarationPlace {
   const delta = edit.newEnd - edit.oldEnd;
   const at = (offset: number) => (offset >= edit.oldEnd ? offset + delta : offset);
   const shift = (r: { start: number; end: number }) => ({ start: at(r.start), end: at(r.end) });
-  return { span: shift(place.span), indent: place.indent, headers: place.headers.map(shift), outerItem: at(place.outerItem) };
+  // The outermost declaration holds as it was only when the edit lies inside it or clear of it.
+  const o = place.outer;
+  const outer = o === null ? null : edit.oldEnd <= o.start || edit.start >= o.end || (edit.start > o.start && edit.oldEnd < o.end) ? shift(o) : null;
+  return { span: shift(place.span), indent: place.indent, headers: place.headers.map(shift), outerItem: at(place.outerItem), outer };
 }
 
 /** The declaration in each version of a segment (see the top of this file for how it looks). */
 export async function walkSegment(repo: Repository, job: SegmentJob): Promise<SegmentResult> {
   const states: State[] = [];
-  const stats: SegmentResult['stats'] = { fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0 };
+  const stats: SegmentResult['stats'] = { fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0 };
   const { blobs: ids, language, qname, maxFileBytes } = job;
   let t = 0;
   const name = Buffer.from(shortName(qname));
@@ -255,6 +266,21 @@ export async function walkSegment(repo: Repository, job: SegmentJob): Promise<Se
         if (place !== null) {
           states.push(located.parts);
           located = { parts: located.parts, place };
+          continue;
+        }
+      }
+      // An edit inside the outermost declaration holding it: that declaration parsed alone.
+      const o = located?.place.outer ?? null;
+      if (o !== null && edit !== null && edit.start > o.start && edit.oldEnd < o.end) {
+        t = performance.now();
+        const alone = locateInSlice(language, bytes, { start: o.start, end: o.end + edit.newEnd - edit.oldEnd }, qname);
+        stats.parsed++;
+        stats.parseMs += performance.now() - t;
+        if (alone !== null) {
+          stats.alone++;
+          located = alone;
+          seen.set(id, { state: alone.parts, located: alone });
+          states.push(alone.parts);
           continue;
         }
       }

@@ -30,8 +30,9 @@ function version(i: number): string {
   // otherwise clear of a declaration is taken as leaving it alone, see timeline.ts, so these are
   // versions where the methods and the class do not change.)
   const broken = i === 73 || i === 101 ? '\n    return (' : '';
+  const split = pick(17, ['', 'def g():\n']);
   const m = i % 53 < 45 ? `    def m(self):\n${mBody}\n\n` : '';
-  return `${imports}\n\n${fDeco}def f(${fArgs}):\n${fBody}${broken}\n\n\nclass ${cls}:\n${m}    def n(self):\n${nBody}\n${tail}`;
+  return `${imports}\n\n${fDeco}def f(${fArgs}):\n${fBody}\n${split}    z = 0${broken}\n\n\nclass ${cls}:\n${m}    def n(self):\n${nBody}\n${tail}`;
 }
 
 const VERSIONS = 150;
@@ -57,8 +58,8 @@ before(async () => {
 after(() => removeWorkspace(root));
 
 /** Every version parsed whole, classified newest first as the walk classifies. */
-async function reference(repo: Repository, qname: string, max: number): Promise<string[]> {
-  const log = await repo.log(head, 'a.py', max + 1);
+async function reference(repo: Repository, qname: string, max: number, from = head, path = 'a.py'): Promise<string[]> {
+  const log = await repo.log(from, path, max + 1);
   const complete = log.length <= max;
   const states: State[] = [];
   for (const e of log) {
@@ -131,6 +132,34 @@ test('a long walk is split in halves walked in parse workers; a worker that fail
     }
   } finally {
     await pool.close();
+    repo.close();
+  }
+});
+
+test('an edit inside the outermost declaration holding it is looked at by parsing that declaration alone, and a split one by parsing the file', async () => {
+  // One change per version: inside f's body, inside C.m's body, or f split in two by a
+  // `def g():` line inside its body (the part parsed alone then holds two declarations).
+  const text = (i: number) => {
+    const fBody = `    a = ${Math.floor(i / 3) % 5}\n${i % 6 === 2 ? 'def g():\n' : ''}    return a`;
+    const mBody = `        return ${Math.floor((i + 2) / 3) % 4}`;
+    return `import os\n\n\ndef f(x):\n${fBody}\n\n\nclass C:\n    def m(self):\n${mBody}\n\n    def n(self):\n        pass\n`;
+  };
+  const parts: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    parts.push(`commit refs/heads/alone\nmark :${i + 1}\ncommitter Ada <ada@example.test> ${1_700_000_000 + i * 3600} +0000\ndata ${`w${i}`.length}\nw${i}\n`);
+    if (i > 0) parts.push(`from :${i}\n`);
+    parts.push(`M 100644 inline alone.py\ndata ${Buffer.byteLength(text(i))}\n${text(i)}\n`);
+  }
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: root, env: gitEnv(), input: parts.join('') });
+  const tip = execFileSync('git', ['rev-parse', 'alone'], { cwd: root, env: gitEnv(), encoding: 'utf8' }).trim();
+  const repo = (await Repository.open(root))!;
+  try {
+    for (const qname of ['f', 'C.m', 'g']) {
+      const t = await timeline(repo, tip, 'alone.py', 'python', qname, 100, MAX_BYTES);
+      assert.deepEqual(t.versions.map((v) => `${v.kind} ${v.summary}`), await reference(repo, qname, 100, tip, 'alone.py'), qname);
+      if (qname !== 'g') assert.ok(t.stats.alone > 0 && t.stats.alone < t.stats.parsed, `${qname}: ${t.stats.alone} of ${t.stats.parsed} parsed alone`);
+    }
+  } finally {
     repo.close();
   }
 });
