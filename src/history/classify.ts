@@ -75,7 +75,11 @@ export function locateDeclaration(
       if (!all.some((x) => x.qualifiedName === qname)) all = null;
     }
   }
-  all ??= declarationsOfTree(language, tree, source);
+  return place(tree, source, all ?? declarationsOfTree(language, tree, source), qname);
+}
+
+/** The declaration `qname` among the declarations `all` of a parsed tree, with its place. */
+function place(tree: Tree, source: SourceText, all: readonly Declaration[], qname: string): Located | null {
   const d = all.find((x) => x.qualifiedName === qname);
   if (!d) return null;
   const bytes = source.bytes;
@@ -115,8 +119,8 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
       const all = declarationsOfTree(language, tree, source);
       const outers = all.filter((x) => x.container === null);
       if (outers.length !== 1 || outers[0].span.start !== 0 || outers[0].span.end !== part.length) return;
-      const found = locateDeclaration(language, tree, source, qname, null);
-      if (found === null || found === 'unparseable') return;
+      const found = place(tree, source, all, qname);
+      if (found === null) return;
       const shift = (r: ByteRange) => ({ start: r.start + slice.start, end: r.end + slice.start });
       const p = found.place;
       located = {

@@ -182,7 +182,7 @@ export class RevisionIndex {
    * ones when it was read once (its store moves forward), else copied. Chosen and copied in one
    * synchronous step, so no read ever sees a store while it moves.
    */
-  private startFrom(ck: string, root: string): { base: RevisionSnapshot; store: Store; content: Map<string, Uint8Array>; moved: boolean } | null {
+  private startFrom(ck: string): { base: RevisionSnapshot; store: Store; content: Map<string, Uint8Array>; moved: boolean } | null {
     const entry = [...this.snapshots.entries()].reverse().find(([k]) => k.endsWith(`\0${ck}`));
     if (!entry) return null;
     const [key, base] = entry;
@@ -191,7 +191,7 @@ export class RevisionIndex {
       return { base, store: base.store, content: base.content, moved: true };
     }
     const content = new Map(base.content);
-    return { base, store: Store.deserialize(base.store.serialize(), root, (path) => content.get(path) ?? null), content, moved: false };
+    return { base, store: Store.deserialize(base.store.serialize(), this.root, (path) => content.get(path) ?? null), content, moved: false };
   }
 
   private async build(commit: string, config: WorkspaceConfig): Promise<RevisionSnapshot> {
@@ -202,7 +202,7 @@ export class RevisionIndex {
     const selection = new Selection(config);
     const admitted = (path: string) => projectPathViolation(path) === null && !underFloor(path) && visibility.isVisible(path);
     const ck = configKey(config);
-    const start = this.startFrom(ck, this.root);
+    const start = this.startFrom(ck);
     try {
       // What differs from the starting snapshot (everything, without one): entries with a blob
       // to index, and paths to drop.

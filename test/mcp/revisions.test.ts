@@ -282,6 +282,16 @@ describe('revision reads: repository shapes', () => {
       assert.equal(bad.data.code, 'unsupported_path');
       assert.match(bad.data.message as string, /violation not_utf8/);
       assert.equal(((await rift.current.call('get_symbol', { name: 'alpha', rev: 'main' })) as Page).hits.length, 1);
+      // The same refusals when each starts from main's snapshot (its tree compared, not listed),
+      // and main's snapshot, taken to move forward, is kept after each failed build.
+      for (let round = 0; round < 2; round++) {
+        assert.deepEqual((await rift.current.fail('get_symbol', { name: 'alpha', rev: 'big' })).data.limit, { field: 'source.max_file_bytes', limit: 1024, required: 2003 });
+        assert.deepEqual((await rift.current.fail('get_symbol', { name: 'alpha', rev: 'wide' })).data.limit, { field: 'revision_tree_entries', limit: 65_536, required: 65_537 });
+        const again = await rift.current.fail('search', { query: 'alpha', rev: 'badpath' });
+        assert.equal(again.data.code, 'unsupported_path');
+        assert.match(again.data.message as string, /violation not_utf8/);
+        assert.equal(((await rift.current.call('get_symbol', { name: 'alpha', rev: 'main' })) as Page).hits.length, 1);
+      }
     } finally {
       await rift.current?.close();
       removeWorkspace(root);
