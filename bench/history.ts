@@ -9,12 +9,13 @@
 //      its time (the log, blob reads, parses) from its `history.walk` log event.
 // Writes the "Revision reads and history" section of docs/benchmarks.md.
 //
-// The repository: mypy (~13,700 commits) when its mirror is on the machine, else any clone
-// named by HISTORY_REPO. Without mypy, generate one by replaying changes onto the Python
-// standard library's real files (bench/history-repo.ts: inspect.py's history):
+// The repositories (each measured in turn, one table each): mypy (~13,700 commits) at its mirror,
+// or the clones named by HISTORY_REPO (comma-separated). Without mypy, generate one by replaying
+// changes onto the Python standard library's real files (bench/history-repo.ts: inspect.py's
+// history):
 //
 //   npx tsx bench/history-repo.ts /tmp/history-repo
-//   HISTORY_REPO=/tmp/history-repo npx tsx bench/history.ts
+//   HISTORY_REPO=/tmp/history-repo,/work/.mirror/python+mypy/repo npx tsx bench/history.ts
 //   npx tsx bench/history.ts            # mypy at its mirror
 
 import { execFileSync } from 'node:child_process';
@@ -28,7 +29,7 @@ import { HISTORY_FILE, HISTORY_FUNCTION, HISTORY_METHOD } from './history-repo.t
 import { fmtMs, percentile, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const REPO = process.env.HISTORY_REPO ?? process.env.MYPY ?? '/work/.mirror/python+mypy/repo';
+const REPOS = (process.env.HISTORY_REPO ?? process.env.MYPY ?? '/work/.mirror/python+mypy/repo').split(',');
 
 /** A declaration whose history is walked: its qualified name, its file, and git's funcname regex for it. */
 interface Walked {
@@ -85,7 +86,8 @@ async function walkBeside(engine: Engine, dir: string, w: Walked): Promise<strin
   return `| history of the ${w.label} \`${w.name}\` in \`${w.file}\`: ${Math.min(WALK, touching.length)} first-parent commits touching the file | ${fmtMs(walk.ms)} (${versions.length} versions: ${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}; ${spent}) | \`git log -L:${w.header}:${w.file}\` over the same range: ${fmtMs(peer.ms)} (${peerCommits} commits; target ${verdict}) |`;
 }
 
-async function main(): Promise<void> {
+/** One repository measured: its table and the targets' verdicts. */
+async function measure(REPO: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'rift-bench-history-'));
   try {
     git(tmpdir(), 'clone', '-q', REPO, dir);
@@ -153,10 +155,16 @@ Targets: a repeated revision read p95 < 20 ms (${percentile(repeated, 95) < 20 ?
 together cheaper than revision 1 (${rest < consecutive[0] ? 'met' : 'not met'}); each history walk no slower than
 \`git log -L\` (see its row). Per-revision times for 2–20: ${consecutive.slice(1).map((m) => fmtMs(m)).join(', ')}.`;
     process.stdout.write(body + '\n');
-    writeSection(join(ROOT, 'docs/benchmarks.md'), '## Revision reads and history', body);
+    return body;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function main(): Promise<void> {
+  const bodies: string[] = [];
+  for (const repo of REPOS) bodies.push(await measure(repo));
+  writeSection(join(ROOT, 'docs/benchmarks.md'), '## Revision reads and history', bodies.join('\n\n'));
 }
 
 await main();

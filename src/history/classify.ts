@@ -38,10 +38,13 @@ export interface DeclarationPlace {
   /** Where the outermost declaration holding it (or it, at the top level) starts its item. */
   outerItem: number;
   /**
-   * That outermost declaration's whole span, while it is known to hold as it was parsed (null
-   * once an edit reached one of its ends): an edit inside it may be looked at by parsing it alone.
+   * That outermost declaration, while its start is known (null once an edit reached it and its
+   * header could not be found again): its whole span, the end -1 once an edit reached past it,
+   * its short name, and `head`, the bytes from its start through the line before its body's first
+   * line (through its first line at least). An edit reaching it may be looked at by parsing it
+   * alone.
    */
-  outer: ByteRange | null;
+  outer: (ByteRange & { head: number; name: string }) | null;
 }
 
 export interface Located {
@@ -95,10 +98,40 @@ function place(tree: Tree, source: SourceText, all: readonly Declaration[], qnam
   const first = lineStart(bytes, d.span.start);
   let indent = first;
   while (indent < d.span.start && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
+  // The outermost declaration holding it in the text: its containers while they do (a Go
+  // method's receiver type, declared apart, does not), the declaration itself at the top.
+  let holder = d;
+  for (let c = d.container; c !== null; ) {
+    const container = all.find((x) => x.qualifiedName === c);
+    if (!container || container.span.start > d.span.start || container.span.end < d.span.end) break;
+    holder = container;
+    c = container.container;
+  }
   return {
     parts: partsOf(tree.rootNode, source, d),
-    place: { span: d.span, indent: indent - first, headers, outerItem: outer.itemSpan.start, outer: outer.container === null ? outer.span : null },
+    place: {
+      span: d.span,
+      indent: indent - first,
+      headers,
+      outerItem: outer.itemSpan.start,
+      outer: { ...holder.span, head: headLength(tree.rootNode, source, holder), name: holder.name },
+    },
   };
+}
+
+/** The bytes from `d`'s start through the line before its body's first line, its first line at least. */
+function headLength(root: Node, source: SourceText, d: Declaration): number {
+  const bytes = source.bytes;
+  const item = nodeAt(root, source, d);
+  let body = d.itemSpan.end;
+  for (const field of BODY_FIELDS) {
+    const b = item?.childForFieldName(field);
+    if (b) {
+      body = source.toByte(b.startIndex);
+      break;
+    }
+  }
+  return Math.max(lineStart(bytes, body), Math.min(lineEnd(bytes, d.span.start) + 1, d.span.end)) - d.span.start;
 }
 
 /**
@@ -117,7 +150,8 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
     withTree(language, part, (tree, source) => {
       if (tree.rootNode.hasError) return;
       const all = declarationsOfTree(language, tree, source);
-      const outers = all.filter((x) => x.container === null);
+      // The declarations no other one holds (a Go method's receiver type is declared apart).
+      const outers = all.filter((x) => !all.some((y) => y !== x && y.span.start <= x.span.start && x.span.end <= y.span.end));
       if (outers.length !== 1 || outers[0].span.start !== 0 || outers[0].span.end !== part.length) return;
       const found = place(tree, source, all, qname);
       if (found === null) return;
@@ -125,13 +159,61 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
       const p = found.place;
       located = {
         parts: found.parts,
-        place: { span: shift(p.span), indent: p.indent, headers: p.headers.map(shift), outerItem: p.outerItem + slice.start, outer: p.outer && shift(p.outer) },
+        place: { span: shift(p.span), indent: p.indent, headers: p.headers.map(shift), outerItem: p.outerItem + slice.start, outer: p.outer && { ...p.outer, ...shift(p.outer) } },
       };
     });
   } catch (e) {
     if (!(e instanceof SyntaxLimitError)) throw e;
   }
   return located;
+}
+
+/**
+ * Where the outermost declaration starting at `start` ends in `bytes`, found by its lines alone,
+ * for a version whose edit reached past the end it had: the lines after the one holding `from`
+ * (where the edit starts: what precedes it was the declaration's before) are read for the first
+ * one indented no deeper than the declaration's first line, not blank — in Python, not a comment,
+ * and the declaration ends with the code line before it; elsewhere, starting with `}`, and the
+ * declaration ends with that line. Null when the lines cannot settle it: the file
+ * ends first in a brace language, or a comment ends the declaration (a line of its own, or on its
+ * last line), which a parser may leave out of it. A wrong guess is caught by `locateInSlice`: cut short or run long,
+ * the part does not parse as exactly one declaration.
+ */
+export function declarationEnd(language: LanguageId, bytes: Uint8Array, start: number, from: number): number | null {
+  const first = lineStart(bytes, start);
+  let indent = first;
+  while (indent < bytes.length && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
+  const depth = indent - first;
+  const python = language === 'python';
+  /** The end of the last line holding code before the closing line, and whether a comment line followed it. */
+  let last = lineEnd(bytes, from);
+  let comment = false;
+  for (let nl = bytes.indexOf(0x0a, from); nl !== -1; nl = bytes.indexOf(0x0a, nl + 1)) {
+    let at = nl + 1;
+    while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x09)) at++;
+    const c = bytes[at];
+    if (at >= bytes.length || c === 0x0a || c === 0x0d) continue;
+    const end = lineEnd(bytes, at);
+    if (!python) {
+      if (c === 0x7d && at - (nl + 1) <= depth) return codeEnd(bytes, end);
+      continue;
+    }
+    // A comment indented no deeper than the declaration, before the line closing it, lies outside
+    // it (tree-sitter's Python scanner ends the block before such a comment); one deeper may not.
+    // A line starting with a closing bracket continues the one before (no statement starts so).
+    if (c === 0x23) comment ||= at - (nl + 1) > depth;
+    else if (at - (nl + 1) <= depth && c !== 0x29 && c !== 0x5d && c !== 0x7d) return comment ? null : codeEnd(bytes, last);
+    else [last, comment] = [end, false];
+  }
+  return python && !comment ? codeEnd(bytes, last) : null;
+}
+
+/** The end of the line ending at `end` without its trailing blanks; null when it holds a comment marker. */
+function codeEnd(bytes: Uint8Array, end: number): number | null {
+  let e = end;
+  while (e > 0 && (bytes[e - 1] === 0x20 || bytes[e - 1] === 0x09 || bytes[e - 1] === 0x0d)) e--;
+  const line = Buffer.from(bytes.buffer, bytes.byteOffset + lineStart(bytes, e), e - lineStart(bytes, e));
+  return line.includes('#') || line.includes('//') || line.includes('/*') ? null : e;
 }
 
 /** The offset where the line holding `at` starts. */

@@ -13,7 +13,7 @@ type Request =
   | { id: number; walk: SegmentJob };
 
 const ready = initSyntax();
-const repositories = new Map<string, Promise<Repository | null>>();
+const repositories = new Map<string, Repository>();
 // The pool starts a batch's stall clock only once the worker says it can parse (see WorkerSlot).
 void ready.then(() => parentPort!.postMessage({ ready: true }));
 
@@ -22,11 +22,10 @@ parentPort!.on('message', async (req: Request) => {
   if ('walk' in req) {
     // A failed walk is answered, not thrown: the caller walks the segment itself.
     try {
+      // The caller found the repository; its blob process starts on the first read.
       let repo = repositories.get(req.walk.cwd);
-      if (!repo) repositories.set(req.walk.cwd, (repo = Repository.open(req.walk.cwd)));
-      const opened = await repo;
-      if (!opened) throw new Error('no repository for a history walk');
-      parentPort!.postMessage({ id: req.id, walk: await walkSegment(opened, req.walk) });
+      if (!repo) repositories.set(req.walk.cwd, (repo = Repository.at(req.walk.cwd, req.walk.prefix)));
+      parentPort!.postMessage({ id: req.id, walk: await walkSegment(repo, req.walk) });
     } catch (e) {
       parentPort!.postMessage({ id: req.id, error: e instanceof Error ? e.message : String(e) });
     }

@@ -6,6 +6,7 @@ import { classify, locateDeclaration } from '../../src/history/classify.ts';
 import { timeline, type SegmentRunner, type State } from '../../src/history/timeline.ts';
 import { WorkerPool } from '../../src/index/pool.ts';
 import { initSyntax, withTree } from '../../src/syntax/runtime.ts';
+import type { LanguageId } from '../../src/syntax/types.ts';
 import { gitEnv } from '../helpers/git.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -58,7 +59,7 @@ before(async () => {
 after(() => removeWorkspace(root));
 
 /** Every version parsed whole, classified newest first as the walk classifies. */
-async function reference(repo: Repository, qname: string, max: number, from = head, path = 'a.py'): Promise<string[]> {
+async function reference(repo: Repository, qname: string, max: number, from = head, path = 'a.py', language: LanguageId = 'python'): Promise<string[]> {
   const log = await repo.log(from, path, max + 1);
   const complete = log.length <= max;
   const states: State[] = [];
@@ -68,7 +69,7 @@ async function reference(repo: Repository, qname: string, max: number, from = he
       states.push(null);
       continue;
     }
-    const found = withTree('python', bytes, (tree, source) => locateDeclaration('python', tree, source, qname, null));
+    const found = withTree(language, bytes, (tree, source) => locateDeclaration(language, tree, source, qname, null));
     states.push(found === null || found === 'unparseable' ? found : found.parts);
   }
   const out: string[] = [];
@@ -158,6 +159,82 @@ test('an edit inside the outermost declaration holding it is looked at by parsin
       const t = await timeline(repo, tip, 'alone.py', 'python', qname, 100, MAX_BYTES);
       assert.deepEqual(t.versions.map((v) => `${v.kind} ${v.summary}`), await reference(repo, qname, 100, tip, 'alone.py'), qname);
       if (qname !== 'g') assert.ok(t.stats.alone > 0 && t.stats.alone < t.stats.parsed, `${qname}: ${t.stats.alone} of ${t.stats.parsed} parsed alone`);
+    }
+  } finally {
+    repo.close();
+  }
+});
+
+/** Commits `texts` (oldest first) of `path` on a new branch `ref`, one a version; returns its tip. */
+function commitVersions(ref: string, path: string, texts: string[]): string {
+  const parts: string[] = [];
+  texts.forEach((text, i) => {
+    parts.push(`commit refs/heads/${ref}\nmark :${i + 1}\ncommitter Ada <ada@example.test> ${1_700_000_000 + i * 3600} +0000\ndata ${`${ref}${i}`.length}\n${ref}${i}\n`);
+    if (i > 0) parts.push(`from :${i}\n`);
+    parts.push(`M 100644 inline ${path}\ndata ${Buffer.byteLength(text)}\n${text}\n`);
+  });
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: root, env: gitEnv(), input: parts.join('') });
+  return execFileSync('git', ['rev-parse', ref], { cwd: root, env: gitEnv(), encoding: 'utf8' }).trim();
+}
+
+/** Versions of a file made of parts, each commit changing two of them at random (seeded), so most edits reach past one declaration. */
+function multiPlaceVersions(count: number, render: (state: number[]) => string, parts: number): string[] {
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  const state = new Array<number>(parts).fill(0);
+  const texts: string[] = [];
+  for (let i = 0; i < count; i++) {
+    for (let k = 0; k < 2; k++) state[(next() >>> 12) % parts]++;
+    texts.push(render(state));
+  }
+  return texts;
+}
+
+test('edits reaching past the outermost declaration, or starting before it, are looked at by parsing it alone where it is found again, answering as parsing every version does', async () => {
+  // Python: imports, a module-level `f` now and then declared above the real one (which then is
+  // `f~2`), f's decorator, docs above it, its multi-line signature and its body, a comment at
+  // column 0 after it, a class whose method changes (another `m` now and then declared above it),
+  // a function after them. Go: a method with its doc comment, its receiver type and a function.
+  const py = (s: number[]) => {
+    const pick = (i: number, values: string[]) => values[s[i] % values.length];
+    return [
+      'import os\n'.repeat(1 + (s[0] % 3)),
+      pick(1, ['', '', '', 'def f():\n    pass\n\n']),
+      '\n',
+      pick(2, ['', '# Docs for f.\n', '@cache\n']),
+      `def f(\n    x,\n${pick(3, ['', '    y=None,\n'])}) -> int:\n    a = ${s[4] % 5}\n${pick(5, ['', '    # trailing note\n'])}    return a\n`,
+      pick(6, ['', '\n# A comment at the top level.\n']),
+      `\n\nclass C:\n${pick(9, ['', '', '    def m(self):\n        return -1\n\n'])}    def m(self):\n        return ${s[7] % 4}\n\n    def n(self):\n        pass\n`,
+      `\n\ndef g():\n    return ${s[8] % 3}\n`,
+    ].join('');
+  };
+  const go = (s: number[]) => {
+    const pick = (i: number, values: string[]) => values[s[i] % values.length];
+    return [
+      `package p\n\nimport "os"\n${pick(0, ['', 'import "io"\n'])}\ntype Command struct {\n\tName string\n${pick(1, ['', '\tArgs []string\n'])}}\n\n`,
+      pick(2, ['', '// Run runs it.\n']),
+      `func (c *Command) Run(${pick(3, ['', 'x int'])}) error {\n\tn := ${s[4] % 5}\n\t_ = n\n\treturn nil\n}\n\n`,
+      `func helper() int {\n\treturn ${s[5] % 4}\n}\n`,
+    ].join('');
+  };
+  const repo = (await Repository.open(root))!;
+  try {
+    const cases: Array<[LanguageId, string, string[], string[]]> = [
+      ['python', 'multi.py', multiPlaceVersions(120, py, 10), ['f', 'C.m', 'C.n', 'g']],
+      ['go', 'multi.go', multiPlaceVersions(120, go, 6), ['Command.Run', 'helper', 'Command']],
+    ];
+    for (const [language, path, texts, names] of cases) {
+      const tip = commitVersions(`multi-${language}`, path, texts);
+      let alone = 0;
+      for (const qname of names) {
+        const t = await timeline(repo, tip, path, language, qname, 200, MAX_BYTES);
+        const expected = await reference(repo, qname, 200, tip, path, language);
+        assert.deepEqual(t.versions.map((v) => `${v.kind} ${v.summary}`), expected, `${language} ${qname}`);
+        // C.n never changes after it is introduced; the others do, often.
+        assert.ok(expected.length > (qname === "C.n" ? 0 : 5), `${language} ${qname} has a history: ${expected.join(", ")}`);
+        alone += t.stats.alone;
+      }
+      assert.ok(alone > 20, `${language}: ${alone} versions parsed alone`);
     }
   } finally {
     repo.close();
