@@ -38,11 +38,11 @@ export interface DeclarationPlace {
   /** Where the outermost declaration holding it (or it, at the top level) starts its item. */
   outerItem: number;
   /**
-   * That outermost declaration, while its start is known (null once an edit reached it and its
-   * header could not be found again): its whole span, the end -1 once an edit reached past it,
-   * its short name, and `head`, the bytes from its start through the line before its body's first
-   * line (through its first line at least). An edit reaching it may be looked at by parsing it
-   * alone.
+   * The outermost declaration holding it in the text (it, at the top level), while its start is
+   * known (null once an edit reached its start): its whole span, the end -1 once an edit reached
+   * past it; its short name; and `head`, the bytes from its start through the line before its
+   * body's first line (its first line at least). An edit reaching it may be looked at by parsing
+   * it alone.
    */
   outer: (ByteRange & { head: number; name: string }) | null;
 }
@@ -171,13 +171,13 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
 /**
  * Where the outermost declaration starting at `start` ends in `bytes`, found by its lines alone,
  * for a version whose edit reached past the end it had: the lines after the one holding `from`
- * (where the edit starts: what precedes it was the declaration's before) are read for the first
- * one indented no deeper than the declaration's first line, not blank — in Python, not a comment,
- * and the declaration ends with the code line before it; elsewhere, starting with `}`, and the
- * declaration ends with that line. Null when the lines cannot settle it: the file
- * ends first in a brace language, or a comment ends the declaration (a line of its own, or on its
- * last line), which a parser may leave out of it. A wrong guess is caught by `locateInSlice`: cut short or run long,
- * the part does not parse as exactly one declaration.
+ * (where its body or the edit starts: what precedes was the declaration's) are read for the first
+ * one indented no deeper than the declaration's first line, not blank — in Python, not a comment
+ * and not a closing bracket, the declaration ending with the code line before it; elsewhere,
+ * starting with `}`, the declaration ending with that line. Null when the lines cannot settle it:
+ * the file ends first in a brace language, or a comment ends the declaration (a line of its own,
+ * or on its last line), which a parser may leave out of it. A wrong guess is caught by
+ * `locateInSlice`: cut short or run long, the part does not parse as exactly one declaration.
  */
 export function declarationEnd(language: LanguageId, bytes: Uint8Array, start: number, from: number): number | null {
   const first = lineStart(bytes, start);

@@ -236,8 +236,9 @@ function moved(place: DeclarationPlace, edit: ByteEdit): DeclarationPlace {
  * Where the outermost declaration holding the declaration at `place` (in `newer`) stands in
  * `bytes`, the next version, after `edit` reached it: its start as it was when the edit starts
  * inside it, else where its first line is found once, below the line that was above it, with no
- * declaration of its name added before it; its end moved by the edit when the edit ends inside it, else found again by its lines
- * (`declarationEnd`, read from its body when its header is as it was). Null when any of that fails.
+ * declaration of its name added or removed before it; its end moved by the edit when the edit
+ * ends inside it, else found again by its lines (`declarationEnd`, read from its body when its
+ * header is as it was). Null when any of that fails.
  */
 function outerSlice(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: { outer: string; own: string }): { start: number; end: number } | null {
   const o = place.outer;
