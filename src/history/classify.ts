@@ -122,16 +122,18 @@ function place(tree: Tree, source: SourceText, all: readonly Declaration[], qnam
 /** The bytes from `d`'s start through the line before its body's first line, its first line at least. */
 function headLength(root: Node, source: SourceText, d: Declaration): number {
   const bytes = source.bytes;
-  const item = nodeAt(root, source, d);
-  let body = d.itemSpan.end;
-  for (const field of BODY_FIELDS) {
-    const b = item?.childForFieldName(field);
-    if (b) {
-      body = source.toByte(b.startIndex);
-      break;
-    }
-  }
+  const body = bodyStart(root, source, d);
   return Math.max(lineStart(bytes, body), Math.min(lineEnd(bytes, d.span.start) + 1, d.span.end)) - d.span.start;
+}
+
+/** Where `d`'s body or value starts (what is not its signature): its item's end when it has none. */
+function bodyStart(root: Node, source: SourceText, d: Declaration): number {
+  const item = nodeAt(root, source, d);
+  for (const field of BODY_FIELDS) {
+    const body = item?.childForFieldName(field);
+    if (body) return source.toByte(body.startIndex);
+  }
+  return d.itemSpan.end;
 }
 
 /**
@@ -231,17 +233,7 @@ function lineEnd(bytes: Uint8Array, at: number): number {
 function partsOf(root: Node, source: SourceText, d: Declaration): DeclarationParts {
   const bytes = source.bytes;
   const text = (start: number, end: number) => utf8.decode(bytes.subarray(start, end));
-  const item = nodeAt(root, source, d);
-  let headerEnd = d.itemSpan.end;
-  if (item) {
-    for (const field of BODY_FIELDS) {
-      const body = item.childForFieldName(field);
-      if (body) {
-        headerEnd = source.toByte(body.startIndex);
-        break;
-      }
-    }
-  }
+  const headerEnd = bodyStart(root, source, d);
   // Decorators anywhere in the span before the body: inside the item (TypeScript, Java) or
   // before it (Python's decorated_definition, Rust's attribute items).
   const decorators: Array<{ start: number; end: number }> = [];
