@@ -171,6 +171,38 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
 }
 
 /**
+ * The parts of the declaration `qname` in `bytes`, found by parsing only its own lines (`lines`:
+ * from the start of the line its span starts on, at `start`, to where it ends) below the headers
+ * of the declarations holding it (`headers`, innermost first: each one's text from its start
+ * through its first line), closed again in a language of braces — for an edit inside a
+ * declaration held by a long one (a method of a long class), which parsing the holder alone
+ * would pay for whole. Null when that cannot be shown here: the text does not parse without
+ * errors, or `qname` is not found spanning exactly what it spans in the file (a header of more
+ * than one line, say), or it is numbered among same-named ones.
+ */
+export function locateNested(language: LanguageId, bytes: Uint8Array, headers: readonly ByteRange[], lines: ByteRange, start: number, qname: string): DeclarationParts | null {
+  if (qname.includes('~')) return null;
+  const opened = [...headers].reverse().map((h) => Buffer.concat([bytes.subarray(h.start, h.end), NEWLINE]));
+  const prefix = opened.reduce((n, b) => n + b.length, 0);
+  const closed = language === 'python' ? [] : headers.map(() => CLOSING_BRACE);
+  const text = Buffer.concat([...opened, bytes.subarray(lines.start, lines.end), ...closed]);
+  let parts: DeclarationParts | null = null;
+  try {
+    withTree(language, text, (tree, source) => {
+      if (tree.rootNode.hasError) return;
+      const d = declarationsOfTree(language, tree, source).find((x) => x.qualifiedName === qname);
+      if (d && d.span.start === prefix + start - lines.start && d.span.end === prefix + lines.end - lines.start) parts = partsOf(tree.rootNode, source, d);
+    });
+  } catch (e) {
+    if (!(e instanceof SyntaxLimitError)) throw e;
+  }
+  return parts;
+}
+
+const NEWLINE = Buffer.from('\n');
+const CLOSING_BRACE = Buffer.from('\n}');
+
+/**
  * Where the outermost declaration starting at `start` ends in `bytes`, found by its lines alone,
  * for a version whose edit reached past the end it had: the lines after the one holding `from`
  * (where its body or the edit starts: what precedes was the declaration's) are read for the first
@@ -225,7 +257,7 @@ export function lineStart(bytes: Uint8Array, at: number): number {
 }
 
 /** The offset of the newline ending the line holding `at` (the length at the last line). */
-function lineEnd(bytes: Uint8Array, at: number): number {
+export function lineEnd(bytes: Uint8Array, at: number): number {
   const nl = bytes.indexOf(0x0a, at);
   return nl < 0 ? bytes.length : nl;
 }

@@ -1,7 +1,9 @@
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { RiftError, limitExceeded } from '../core/errors.ts';
+import type { Feed } from './feed.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
 
 // Git access through the git CLI only: one long-lived `cat-file --batch-check` per repository
@@ -361,43 +363,77 @@ export class Repository {
    * first, at most `max`, each with the path's blob after it.
    */
   async log(commit: string, path: string, max: number): Promise<LogEntry[]> {
-    const out = await git(this.cwd, [
-      // A merge is compared with its first parent (the default for --first-parent since git
-      // 2.31, stated so a merge always has its raw line); no external diff or text conversion.
-      '-c', 'core.quotePath=false', 'log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--no-ext-diff', '--no-textconv',
-      '--raw', '--no-abbrev', `-n${max}`,
-      '--format=%x01%H%x00%cI%x00%an%x00%s', commit, '--', `:(literal,top)${this.prefix}${path}`,
-    ]);
     const entries: LogEntry[] = [];
-    for (const record of out.toString('utf8').split('\x01').slice(1)) {
-      const [commitId, timestamp, author, rest] = record.split('\x00');
-      const newline = rest.indexOf('\n');
-      const summary = newline < 0 ? rest : rest.slice(0, newline);
-      // `:<old mode> <new mode> <old oid> <new oid> <status>\t<path>`; one path was asked for.
-      const raw = /^:\d+ \d+ [0-9a-f]+ ([0-9a-f]+) ([A-Z])/m.exec(newline < 0 ? '' : rest.slice(newline));
-      const blob = !raw || raw[2] === 'D' || /^0+$/.test(raw[1]) ? null : raw[1];
-      entries.push({ commit: commitId, timestamp, author, summary, blob });
-    }
+    for await (const e of this.logEntries(commit, path, max)) entries.push(e);
     return entries;
   }
 
   /**
-   * Blobs in order, read ahead through the batch process `window` at a time (requests are
-   * pipelined, so reading many costs one round trip per window, not per blob), each into a
-   * buffer of `pool` when given.
+   * The entries of `log` as git finds them (a long history's first commits are read while git
+   * still walks the older ones); rejects after the last when git fails.
    */
-  async *blobs(oids: readonly string[], pool?: BufferPool, window = BLOB_WINDOW): AsyncGenerator<Buffer | null> {
+  async *logEntries(commit: string, path: string, max: number): AsyncGenerator<LogEntry> {
+    const proc = spawn(
+      'git',
+      [
+        // A merge is compared with its first parent (the default for --first-parent since git
+        // 2.31, stated so a merge always has its raw line); no external diff or text conversion.
+        '-c', 'core.quotePath=false', 'log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--no-ext-diff', '--no-textconv',
+        '--raw', '--no-abbrev', `-n${max}`,
+        '--format=%x01%H%x00%cI%x00%an%x00%s', commit, '--', `:(literal,top)${this.prefix}${path}`,
+      ],
+      { cwd: this.cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    proc.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString('utf8');
+    });
+    const exited = new Promise<number | null>((resolve, reject) => {
+      proc.on('error', reject);
+      proc.on('close', (code) => resolve(code));
+    });
+    exited.catch(() => undefined); // awaited below
+    const decoder = new StringDecoder('utf8');
+    // Each record starts with \x01; the last one read is whole only once the next one starts.
+    let open = '';
+    try {
+      for await (const chunk of proc.stdout as AsyncIterable<Buffer>) {
+        const records = (open + decoder.write(chunk)).split('\x01');
+        open = records.pop()!;
+        for (const record of records) if (record !== '') yield logEntry(record);
+      }
+      open += decoder.end();
+      const code = await exited;
+      if (code !== 0) throw new Error(`git log failed (exit code ${code}): ${stderr.trim()}`);
+      if (open !== '') yield logEntry(open);
+    } finally {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill();
+    }
+  }
+
+  /**
+   * The blobs of `ids` in order, nulls passed over, read ahead through the batch process
+   * `window` at a time (requests are pipelined, so reading many costs one round trip per window,
+   * not per blob), each into a buffer of `pool` when given. Ids may still be arriving.
+   */
+  async *blobs(ids: Feed<string | null>, pool?: BufferPool, window = BLOB_WINDOW): AsyncGenerator<Buffer | null> {
     const pending: Array<Promise<Buffer | null>> = [];
     let next = 0;
     const fill = () => {
-      while (next < oids.length && pending.length < window) {
-        const p = this.blob(oids[next++], pool);
+      for (; next < ids.items.length && pending.length < window; next++) {
+        const id = ids.items[next];
+        if (id === null) continue;
+        const p = this.blob(id, pool);
         p.catch(() => undefined); // awaited in order below
         pending.push(p);
       }
     };
-    fill();
-    while (pending.length > 0) {
+    for (;;) {
+      fill();
+      if (pending.length === 0) {
+        if (await ids.has(next)) continue;
+        return;
+      }
       const bytes = await pending.shift()!;
       fill();
       yield bytes;
@@ -408,6 +444,17 @@ export class Repository {
     this.objects.close();
     this.names.close();
   }
+}
+
+/** One record of `log`'s output: the commit's fields, then its raw line for the one path asked for. */
+function logEntry(record: string): LogEntry {
+  const [commit, timestamp, author, rest] = record.split('\x00');
+  const newline = rest.indexOf('\n');
+  const summary = newline < 0 ? rest : rest.slice(0, newline);
+  // `:<old mode> <new mode> <old oid> <new oid> <status>\t<path>`.
+  const raw = /^:\d+ \d+ [0-9a-f]+ ([0-9a-f]+) ([A-Z])/m.exec(newline < 0 ? '' : rest.slice(newline));
+  const blob = !raw || raw[2] === 'D' || /^0+$/.test(raw[1]) ? null : raw[1];
+  return { commit, timestamp, author, summary, blob };
 }
 
 /** Runs one git command in `cwd`; rejects on a non-zero exit. */

@@ -1,8 +1,9 @@
 import { classifyBytes } from '../workspace/read.ts';
 import { IncrementalTree, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
-import type { LanguageId } from '../syntax/types.ts';
-import { classify, declarationEnd, lineStart, locateDeclaration, locateInSlice, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
-import { BufferPool, type Repository } from './git.ts';
+import type { ByteRange, LanguageId } from '../syntax/types.ts';
+import { classify, declarationEnd, lineEnd, lineStart, locateDeclaration, locateInSlice, locateNested, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
+import { Feed } from './feed.ts';
+import { BufferPool, type LogEntry, type Repository } from './git.ts';
 
 // A declaration's timeline: the commits touching its current path along first parents from
 // the served revision, newest first, each classified against the state before it. A commit
@@ -19,7 +20,9 @@ import { BufferPool, type Repository } from './git.ts';
 // previous version's tree (tree-sitter's incremental parse), skipped outright when the version
 // does not hold the declaration's name. An edit reaching the outermost declaration holding it
 // (most commits touching a function change its body, often with lines elsewhere: an import, a
-// caller) is looked at by parsing that declaration alone, where it is assumed to stand: its start
+// caller) is looked at by parsing that declaration alone — or, when the edit starts inside a
+// declaration held by another (a method of a long class), its own lines alone below its holders'
+// header lines — where it is assumed to stand: its start
 // as it was when the edit starts inside it, else where its first line (below the line that was
 // above it) is found once; its end moved by the edit's length when the edit ends inside it, else
 // found by its lines (`declarationEnd`). The part is shown right when it parses without errors as
@@ -29,6 +32,10 @@ import { BufferPool, type Repository } from './git.ts';
 // version skipped this way does elsewhere is not seen: a syntax error elsewhere in it, or an edit
 // between a container's header and the declaration that re-nests it, counts as leaving the
 // declaration alone.
+//
+// The walk starts with `git log`: a first segment walks the versions as git finds them (in a
+// parse worker, when a runner is given), and once the log has ended a second segment takes the
+// older half of what the first has not walked yet, side by side with it.
 
 export interface TimelineVersion {
   revision: string;
@@ -69,8 +76,15 @@ export interface SegmentJob {
   cwd: string;
   /** The workspace's path inside the repository (as `Repository.prefix`). */
   prefix: string;
-  /** Each version's blob id, null where the commit deleted the file. */
+  /**
+   * Each version's blob id, null where the commit deleted the file: those known when the walk
+   * starts; the rest arrive through the feed it is walked with (`streamed`).
+   */
   blobs: Array<string | null>;
+  /** Whether more versions arrive after `blobs` (the walk's first segment, while `git log` runs). */
+  streamed: boolean;
+  /** At most this many versions in all. */
+  bound: number;
   language: LanguageId;
   qname: string;
   maxFileBytes: number;
@@ -82,11 +96,19 @@ export interface SegmentResult {
   stats: Pick<WalkStats, 'fetched' | 'fetchMs' | 'parsed' | 'parseMs' | 'alone'>;
 }
 
-/** Walks a segment elsewhere (a worker thread); `lane` tells segments of one walk apart. */
-export type SegmentRunner = (job: SegmentJob, lane: number) => Promise<SegmentResult>;
+/**
+ * Walks a segment elsewhere (a worker thread); `lane` tells segments of one walk apart. The
+ * segment's versions are `ids` (a streamed job's still arriving); `walked` hears how many of
+ * them were walked, now and then.
+ */
+export type SegmentRunner = (job: SegmentJob, lane: number, ids: Feed<string | null>, walked: (n: number) => void) => Promise<SegmentResult>;
 
-/** A walk this long is split in two halves walked side by side when a runner is given (a shorter one is walked there whole). */
+/** A walk is split in two segments walked side by side when a runner is given and the second would be at least this long. */
 const SEGMENT_MIN = 64;
+/** Versions a streamed segment is given beyond those it walked (more than the blob reader reads ahead). */
+const STREAM_AHEAD = 64;
+/** A segment says how far it walked every this many versions. */
+export const PROGRESS_EVERY = 16;
 
 export async function timeline(
   repo: Repository,
@@ -100,24 +122,54 @@ export async function timeline(
 ): Promise<Timeline> {
   const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0 };
   const t = performance.now();
-  // One commit more than the bound tells whether the walk stopped early, and gives the
-  // oldest kept commit its "before".
-  const log = await repo.log(commit, path, max + 1);
+  const job = (blobs: Array<string | null>, streamed: boolean): SegmentJob => ({ cwd: repo.cwd, prefix: repo.prefix, blobs, streamed, bound: streamed ? max + 1 : blobs.length, language, qname, maxFileBytes });
+  // With a runner the walk runs there (the workers: off the thread answering requests); a long
+  // one as two segments side by side, on both cores. Each starts by parsing its newest version
+  // whole, instead of taking it from the version after it; otherwise they walk alike.
+  const walk = (segment: SegmentJob, lane: number, ids: Feed<string | null>, progress: (n: number) => void) =>
+    // A worker that fails (or exits) leaves its segment to this thread.
+    runner ? runner(segment, lane, ids, progress).catch(() => walkSegment(repo, segment, ids)) : walkSegment(repo, segment, ids, progress);
+  // The first segment starts with the log, walking versions as git finds them, kept a little
+  // ahead of it; the second, once the log has ended, takes the oldest half of what the first
+  // has not walked yet.
+  const log: LogEntry[] = [];
+  const first = new Feed<string | null>();
+  let walked = 0;
+  const supply = () => {
+    const upTo = runner ? Math.min(log.length, walked + STREAM_AHEAD) : log.length;
+    if (upTo > first.items.length) first.push(log.slice(first.items.length, upTo).map((e) => e.blob));
+  };
+  const lanes = [
+    walk(job([], true), 0, first, (n) => {
+      walked = n;
+      if (!first.done) supply();
+    }),
+  ];
+  try {
+    // One commit more than the bound tells whether the walk stopped early, and gives the
+    // oldest kept commit its "before".
+    for await (const e of repo.logEntries(commit, path, max + 1)) {
+      log.push(e);
+      supply();
+    }
+  } catch (e) {
+    // A failed log still ends the first segment (its walk is not waited for).
+    first.end();
+    lanes[0].catch(() => undefined);
+    throw e;
+  }
   stats.logMs = performance.now() - t;
   stats.commits = log.length;
   const complete = log.length <= max;
-  const blobs = log.map((e) => e.blob);
-  // With a runner the walk runs there (the workers: off the thread answering requests), a long
-  // one as two halves side by side, on both cores. Each half starts by parsing its newest
-  // version whole, instead of taking it from the version after it; otherwise they walk alike.
-  const halves = runner && blobs.length >= 2 * SEGMENT_MIN ? [blobs.slice(0, blobs.length >> 1), blobs.slice(blobs.length >> 1)] : [blobs];
-  const results = await Promise.all(
-    halves.map((part, lane) => {
-      const job: SegmentJob = { cwd: repo.cwd, prefix: repo.prefix, blobs: part, language, qname, maxFileBytes };
-      // A worker that fails (or exits) leaves its part to this thread.
-      return runner ? runner(job, lane).catch(() => walkSegment(repo, job)) : walkSegment(repo, job);
-    }),
-  );
+  let split = runner ? Math.max(first.items.length, (log.length + walked) >> 1) : log.length;
+  if (log.length - split < SEGMENT_MIN) split = log.length;
+  first.push(log.slice(first.items.length, split).map((e) => e.blob));
+  first.end();
+  if (split < log.length) {
+    const rest = log.slice(split).map((e) => e.blob);
+    lanes.push(walk(job(rest, false), 1, Feed.of(rest), () => undefined));
+  }
+  const results = await Promise.all(lanes);
   const states = results.flatMap((r) => r.states);
   for (const r of results) {
     stats.fetched += r.stats.fetched;
@@ -240,11 +292,13 @@ function moved(place: DeclarationPlace, edit: ByteEdit): DeclarationPlace {
  * ends inside it, else found again by its lines (`declarationEnd`, read from its body when its
  * header is as it was). Null when any of that fails.
  */
-function outerSlice(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: { outer: string; own: string }): { start: number; end: number } | null {
+function outerSlice(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: Names): { start: number; end: number } | null {
   const o = place.outer;
   if (o === null) return null;
   if (edit.start > o.start) {
-    const end = o.end >= 0 && edit.oldEnd < o.end ? o.end + edit.newEnd - edit.oldEnd : declarationEnd(language, bytes, o.start, Math.max(edit.start, o.start + o.head - 1));
+    // Read from the edit, or from its last line when the edit starts past its end (its lines up to there are as they were).
+    const from = Math.max(o.end >= 0 ? Math.min(edit.start, o.end - 1) : edit.start, o.start + o.head - 1);
+    const end = o.end >= 0 && edit.oldEnd < o.end ? o.end + edit.newEnd - edit.oldEnd : declarationEnd(language, bytes, o.start, from);
     return end === null ? null : { start: o.start, end };
   }
   const old = Buffer.from(newer.buffer, newer.byteOffset, newer.length);
@@ -265,6 +319,20 @@ function outerSlice(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, 
   return end === null ? null : { start, end };
 }
 
+/**
+ * The lines of the declaration at `place` (in the version before `bytes`) in `bytes`, when it is
+ * held by a declaration around it in the text (not a Go method's receiver type) and `edit` starts
+ * inside it: from the start of its first line to its end, moved by the edit when the edit ends
+ * inside it, else found by its lines (`declarationEnd`). Null otherwise.
+ */
+function nestedLines(language: LanguageId, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace): ByteRange | null {
+  const { span, outer } = place;
+  if (outer === null || outer.start >= span.start || edit.start <= span.start) return null;
+  // Read from the edit, or from its last line when the edit starts past its end.
+  const end = edit.oldEnd < span.end ? span.end + edit.newEnd - edit.oldEnd : declarationEnd(language, bytes, span.start, Math.min(edit.start, span.end - 1));
+  return end === null ? null : { start: lineStart(bytes, span.start), end };
+}
+
 /** Where the outermost declaration holding the declaration at `place` starts (its outermost header). */
 function top(place: DeclarationPlace): number {
   return place.headers.length === 0 ? place.span.start : place.headers[place.headers.length - 1].start;
@@ -276,50 +344,84 @@ function top(place: DeclarationPlace): number {
  * removed give it one: `outer`, its outermost name, before the outermost declaration holding
  * it (starting at `tops`: in `newer`, in `bytes`), and `own`, its own name, before it (`starts`).
  */
-function renumbers(newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, names: { outer: string; own: string }, tops: [number, number], starts: [number, number]): boolean {
-  const text = (b: Uint8Array, end: number) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('utf8', edit.start, Math.max(edit.start, end));
+function renumbers(newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, names: Names, tops: [number, number], starts: [number, number]): boolean {
   // The numbering is the count of same-named declarations before it: what both sides of the
   // edit hold alike (text between two changed places, or a mere mention) changes nothing.
-  const before = (name: string, [oldAt, newAt]: [number, number]) =>
-    edit.start < oldAt && declarations(text(newer, Math.min(edit.oldEnd, oldAt)), name) !== declarations(text(bytes, Math.min(edit.newEnd, newAt)), name);
+  // Both sides are read from where the first of them starts to differ: the edit, or the start of
+  // the declaration itself when the edit starts inside it on one side and it stands after the
+  // edit on the other (its first line then repeated by text inserted before it).
+  const before = (name: Buffer, [oldAt, newAt]: [number, number]) => {
+    const from = Math.min(edit.start, oldAt, newAt);
+    return declarations(newer, from, Math.min(edit.oldEnd, oldAt), name, names.bare) !== declarations(bytes, from, Math.min(edit.newEnd, newAt), name, names.bare);
+  };
   return before(names.outer, tops) || before(names.own, starts);
 }
 
+/** The names a declaration added before the walked one would take its qualified name by: its outermost and its own. */
+interface Names {
+  outer: Buffer;
+  own: Buffer;
+  /** Whether a method or field is declared by its name alone, no keyword before it (TypeScript, JavaScript, Java). */
+  bare: boolean;
+}
+
+/** A declaring keyword (or a Go receiver after `func`) ending where a name starts. */
+const DECLARING = /\b(?:def|class|function|func|fn|struct|enum|trait|interface|type|impl|for|const|let|var|static|mod|record)(?:\s*\([^)\n]*\))?\s+$/u;
+/** How far before a name its declaring keyword is looked for. */
+const DECLARING_REACH = 512;
+/** An assignment after a name (`name = …`, `name: T = …`), not a key in a literal (`name: …`) or a comparison. */
+const ASSIGNED = /^[ \t]*(?::[^\n=]*)?=(?![=>])/u;
+const IDENTIFIER = /^[\p{L}\p{N}_$]/u;
+/** What may stand before a name declared by itself on its line: modifiers, types, annotations, `*` (no `.`: `this.m(…)` is a call). */
+const BARE_BEFORE = /^[\p{L}\p{N}_$@<>[\],?* \t]*$/u;
+/** What follows a name declared by itself: parameters (`m(`, `m<T>(`), a type or a value (`m: T`, `m = …`, `m;`), optional or not. */
+const BARE_AFTER = /^[ \t]*[?!]?[ \t]*[<(=;:]/;
+
 /**
- * How many times `text` may declare `name`: the name after a declaring keyword (or a Go
- * receiver), or assigned at a line's start (a guess that errs towards more).
+ * How many times the text of `b` from `from` to `to` may declare `name`: the name after a
+ * declaring keyword, assigned at a line's start, or (`bare`) standing after modifiers and types
+ * alone on its line before parameters, a type or a value — a guess that errs towards more. Each
+ * occurrence of the name is looked at where it stands: a long text costs little more than
+ * finding the name in it.
  */
-function declarations(text: string, name: string): number {
-  const n = `${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}_$])`;
-  const keyword = '\\b(?:def|class|function|func|fn|struct|enum|trait|interface|type|impl|for|const|let|var|static|mod|record)';
-  // An assignment (`name = …`, `name: T = …`), not a key in a literal (`name: …`) or a comparison.
-  return text.match(new RegExp(`${keyword}(?:\\s*\\([^)\\n]*\\))?\\s+${n}|(?:^|\\n)[ \\t]*${n}[ \\t]*(?::[^\\n=]*)?=(?![=>])`, 'gu'))?.length ?? 0;
+function declarations(b: Uint8Array, from: number, to: number, name: Buffer, bare: boolean): number {
+  const text = Buffer.from(b.buffer, b.byteOffset, b.length);
+  let count = 0;
+  for (let at = text.indexOf(name, from); at >= 0 && at + name.length <= to; at = text.indexOf(name, at + 1)) {
+    const after = at + name.length;
+    // The whole name, not the start of a longer one.
+    if (after < to && IDENTIFIER.test(text.toString('utf8', after, Math.min(to, after + 4)))) continue;
+    let blank = at;
+    while (blank > from && (text[blank - 1] === 0x20 || text[blank - 1] === 0x09)) blank--;
+    const assigned = (blank === from || text[blank - 1] === 0x0a) && ASSIGNED.test(text.toString('utf8', after, Math.min(to, lineEnd(text, after) + 1)));
+    if (assigned || DECLARING.test(text.toString('utf8', Math.max(from, at - DECLARING_REACH), at))) count++;
+    else if (bare && BARE_BEFORE.test(text.toString('utf8', Math.max(from, lineStart(text, at)), at)) && BARE_AFTER.test(text.toString('utf8', after, Math.min(to, lineEnd(text, after))))) count++;
+  }
+  return count;
 }
 
 /** The declaration in each version of a segment (see the top of this file for how it looks). */
-export async function walkSegment(repo: Repository, job: SegmentJob): Promise<SegmentResult> {
+export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.of(job.blobs), walked?: (n: number) => void): Promise<SegmentResult> {
   const states: State[] = [];
   const stats: SegmentResult['stats'] = { fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0 };
-  const { blobs: ids, language, qname, maxFileBytes } = job;
+  const { language, qname, maxFileBytes } = job;
   let t = 0;
   const name = Buffer.from(shortName(qname));
-  /** The names a declaration added before it would take its qualified name by: its outermost and its own. */
-  const names = { outer: qname.split(/\.|::/)[0].replace(/~\d+$/, ''), own: shortName(qname) };
+  const names: Names = { outer: Buffer.from(qname.split(/\.|::/)[0].replace(/~\d+$/, '')), own: name, bare: language === 'typescript' || language === 'tsx' || language === 'javascript' || language === 'java' };
   /** What a parsed version held, by blob id (a file reverted to earlier bytes is not parsed again). */
   const seen = new Map<string, { state: State; located: Located | null }>();
   const tree = new IncrementalTree(language);
   // Each version is read into a buffer of the last versions' that nothing reads any more.
   const pool = new BufferPool();
-  const blobs = repo.blobs(
-    ids.flatMap((id) => (id === null ? [] : [id])),
-    pool,
-  );
+  const blobs = repo.blobs(ids, pool);
   /** The bytes the previous iteration was done with. */
   let done: Uint8Array | null = null;
   try {
     /** The declaration in the version the tree holds, while it is known to stand there. */
     let located: Located | null = null;
-    for (const [i, id] of ids.entries()) {
+    for (let i = 0; await ids.has(i); i++) {
+      if (walked && i % PROGRESS_EVERY === 0) walked(i);
+      const id = ids.items[i];
       if (done !== null) pool.give(done);
       done = null;
       if (id === null) {
@@ -331,7 +433,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob): Promise<Se
       const bytes = (await blobs.next()).value ?? null;
       stats.fetched++;
       stats.fetchMs += performance.now() - t;
-      if (i > 0 && id === ids[i - 1]) {
+      if (i > 0 && id === ids.items[i - 1]) {
         done = bytes;
         states.push(states[i - 1]);
         continue;
@@ -355,10 +457,29 @@ export async function walkSegment(repo: Repository, job: SegmentJob): Promise<Se
       if (located !== null && newer !== null) {
         // An edit clear of the declaration moves it; one spanning it (a commit changing lines
         // above and below) may still leave it, and what surrounds it, as it was.
-        const place = edit === null ? located.place : !mayChange(newer, edit, located.place) ? moved(located.place, edit) : relocated(newer, bytes, located.place);
+        const place: DeclarationPlace | null = edit === null ? located.place : !mayChange(newer, edit, located.place) ? moved(located.place, edit) : relocated(newer, bytes, located.place);
         if (place !== null && (edit === null || !renumbers(newer, bytes, edit, names, [top(located.place), top(place)], [located.place.span.start, place.span.start]))) {
           states.push(located.parts);
           located = { parts: located.parts, place };
+          continue;
+        }
+      }
+      // An edit inside it, held by another declaration: its own lines parsed below its holders' headers.
+      const lines: ByteRange | null = located !== null && newer !== null && edit !== null ? nestedLines(language, bytes, edit, located.place) : null;
+      if (lines !== null) {
+        t = performance.now();
+        const p = located!.place;
+        const parts = locateNested(language, bytes, p.headers, lines, p.span.start, qname);
+        stats.parsed++;
+        stats.parseMs += performance.now() - t;
+        if (parts !== null) {
+          stats.alone++;
+          // Its holders are as they were; the outermost one ends where it did, moved, unless the edit reached past it.
+          const o = p.outer!;
+          const end = o.end >= 0 && edit!.oldEnd < o.end ? o.end + edit!.newEnd - edit!.oldEnd : -1;
+          located = { parts, place: { ...p, span: { start: p.span.start, end: lines.end }, outer: { ...o, end } } };
+          seen.set(id, { state: parts, located });
+          states.push(parts);
           continue;
         }
       }
@@ -378,14 +499,14 @@ export async function walkSegment(repo: Repository, job: SegmentJob): Promise<Se
         }
       }
       // Nothing before the top-level declaration holding it changed: its subtree is enough.
-      const outerItem = located !== null && edit !== null && edit.start > located.place.outerItem && !/^[^.:]*~/.test(qname) ? located.place.outerItem : null;
+      const outerItem: number | null = located !== null && edit !== null && edit.start > located.place.outerItem && !/^[^.:]*~/.test(qname) ? located.place.outerItem : null;
       let state: State;
       located = null;
       if (!bytes.includes(name)) state = null;
       else {
         t = performance.now();
         try {
-          const found = tree.parse((parsed, source) => locateDeclaration(language, parsed, source, qname, outerItem));
+          const found: Located | null | 'unparseable' = tree.parse((parsed, source) => locateDeclaration(language, parsed, source, qname, outerItem));
           if (found !== null && found !== 'unparseable') located = found;
           state = found === null || found === 'unparseable' ? found : found.parts;
         } catch (e) {

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { PARSE_WORKER_HEAP_MB } from '../core/limits.ts';
+import { Feed } from '../history/feed.ts';
 import type { SegmentJob, SegmentResult } from '../history/timeline.ts';
 import type { ParseItem, ParseOutcome } from './parse-job.ts';
 import { ExitBudget, parseSupervised, WorkerExit, WorkerSlot } from './worker-slot.ts';
@@ -123,10 +124,10 @@ export class WorkerPool {
    * one walk run side by side. A worker that exits is restarted and the walk rejects (its
    * caller walks the segment itself).
    */
-  async walkSegment(job: SegmentJob, lane: number): Promise<SegmentResult> {
+  async walkSegment(job: SegmentJob, lane: number, ids = Feed.of(job.blobs), walked: (n: number) => void = () => undefined): Promise<SegmentResult> {
     const slot = this.slots[lane % this.slots.length];
     try {
-      return await slot.walk(job);
+      return await slot.walk(job, ids, walked);
     } catch (e) {
       if (e instanceof WorkerExit) slot.restart(e.generation);
       throw e;

@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { RiftError } from '../core/errors.ts';
 import { PARSE_TIME_MAX_MS, WORKER_EXITS_MAX, WORKER_START_MAX_MS, WORKER_STALL_MS } from '../core/limits.ts';
 import { log } from '../core/log.ts';
+import type { Feed } from '../history/feed.ts';
 import type { SegmentJob, SegmentResult } from '../history/timeline.ts';
 import type { ParseItem, ParseOutcome } from './parse-job.ts';
 
@@ -25,6 +26,8 @@ interface Reply {
   id: number;
   results?: ParseOutcome[];
   walk?: SegmentResult;
+  /** How many versions a walk has walked so far (the walk goes on). */
+  walked?: number;
   outcome?: ParseOutcome & { ok: true };
   /** Why the worker could not do what was asked (it still runs). */
   error?: string;
@@ -111,12 +114,16 @@ export class WorkerSlot {
     return this.call({ blob: { item, bytes, sha256 } }, 1, (msg) => msg.outcome!);
   }
 
-  /** Walks one segment of a declaration's history (each version may be parsed); rejects as `parse` does. */
-  walk(job: SegmentJob): Promise<SegmentResult> {
-    return this.call({ walk: job }, job.blobs.length, (msg) => msg.walk!);
+  /**
+   * Walks one segment of a declaration's history (each version may be parsed), its versions
+   * `ids`: those still arriving are sent on as they do, and `walked` hears the worker's progress.
+   * Rejects as `parse` does.
+   */
+  walk(job: SegmentJob, ids: Feed<string | null>, walked: (n: number) => void): Promise<SegmentResult> {
+    return this.call({ walk: { ...job, blobs: ids.items.slice(), streamed: !ids.done } }, job.bound, (msg) => msg.walk!, { ids, walked });
   }
 
-  private call<T>(payload: object, files: number, pick: (msg: Reply) => T): Promise<T> {
+  private call<T>(payload: object, files: number, pick: (msg: Reply) => T, stream?: { ids: Feed<string | null>; walked: (n: number) => void }): Promise<T> {
     const worker = this.worker;
     const generation = this.generation;
     if (this.gone !== null) return Promise.reject(new WorkerExit(this.gone, generation));
@@ -130,6 +137,10 @@ export class WorkerSlot {
       let timer: NodeJS.Timeout | null = null;
       const onMessage = (msg: Reply) => {
         if (msg.id !== id) return;
+        if (msg.walked !== undefined) {
+          stream?.walked(msg.walked);
+          return;
+        }
         cleanup();
         if (msg.error !== undefined) reject(new Error(msg.error));
         else resolve(pick(msg));
@@ -156,7 +167,20 @@ export class WorkerSlot {
       worker.on('message', onMessage);
       worker.on('exit', onExit);
       worker.postMessage({ id, ...payload });
+      if (stream) void this.forward(worker, id, stream.ids, () => settled);
     });
+  }
+
+  /** Sends `worker` the versions of walk `id` that arrive after it started, then their end. */
+  private async forward(worker: Worker, id: number, ids: Feed<string | null>, settled: () => boolean): Promise<void> {
+    let sent = ids.items.length;
+    if (ids.done) return;
+    while (await ids.has(sent)) {
+      if (settled()) return;
+      worker.postMessage({ id, more: ids.items.slice(sent) });
+      sent = ids.items.length;
+    }
+    if (!settled()) worker.postMessage({ id, more: [], end: true });
   }
 
   async close(): Promise<void> {

@@ -98,7 +98,7 @@ export class ReadService {
     const warnings: ReadWarning[] = [];
     // A server walks in its parse workers, off the thread answering requests.
     const pool = this.indexer.workers();
-    const runner: SegmentRunner | undefined = pool ? (job, lane) => pool.walkSegment(job, lane) : undefined;
+    const runner: SegmentRunner | undefined = pool ? (job, lane, ids, walked) => pool.walkSegment(job, lane, ids, walked) : undefined;
     for (const [i, hit] of hits.entries()) {
       const row = rows[i];
       if (typeof from !== 'string' && !from.ok) {

@@ -114,19 +114,35 @@ test('a long walk is split in halves walked in parse workers; a worker that fail
     for (const qname of ['f', 'Box.m', 'Box.n']) {
       const inline = await walked(repo, qname, 500);
       const lanes: number[] = [];
-      const inWorkers = await walked(repo, qname, 500, (job, lane) => {
+      // A first segment that says nothing of its progress leaves the second half of the log to the second.
+      const inWorkers = await walked(repo, qname, 500, (job, lane, ids) => {
         lanes.push(lane);
-        return pool.walkSegment(job, lane);
+        // The first segment starts before git has found its first version, and is fed as it does.
+        if (lane === 0) assert.deepEqual([job.streamed, job.blobs.length, ids.items.length, ids.done], [true, 0, 0, false]);
+        else assert.equal(job.streamed, false);
+        return pool.walkSegment(job, lane, ids);
       });
       assert.deepEqual(inWorkers.kinds, inline.kinds, qname);
       assert.deepEqual(lanes, [0, 1], 'two halves, side by side');
+      // One that walks as fast as versions come takes what it was given (and the rest when too little is left).
+      const sizes: number[] = [];
+      const fast = await walked(repo, qname, 500, async (job, lane, ids, progress) => {
+        if (lane === 0) {
+          for (let i = 0; await ids.has(i); i = ids.items.length) progress(ids.items.length);
+        }
+        const r = await pool.walkSegment(job, lane, ids);
+        sizes.push(r.states.length);
+        return r;
+      });
+      assert.deepEqual(fast.kinds, inline.kinds, `${qname}: fed as fast as it walks`);
+      assert.equal(sizes.reduce((a, b) => a + b), inline.t.stats.commits);
       const failing = await walked(repo, qname, 500, () => Promise.reject(new Error('worker gone')));
       assert.deepEqual(failing.kinds, inline.kinds, `${qname}: walked here when the worker fails`);
       // A short walk goes to one worker whole.
       const short: number[] = [];
-      const bounded = await walked(repo, qname, 60, (job, lane) => {
+      const bounded = await walked(repo, qname, 60, (job, lane, ids) => {
         short.push(lane);
-        return pool.walkSegment(job, lane);
+        return pool.walkSegment(job, lane, ids);
       });
       assert.deepEqual(bounded.kinds, (await walked(repo, qname, 60)).kinds);
       assert.deepEqual(short, [0]);
@@ -217,11 +233,38 @@ test('edits reaching past the outermost declaration, or starting before it, are 
       `func helper() int {\n\treturn ${s[5] % 4}\n}\n`,
     ].join('');
   };
+  // TypeScript and Java: a class whose method changes inside and around it (a decorator or an
+  // annotation, its parameters, a comment in its body, another `m` now and then declared above it).
+  const ts = (s: number[]) => {
+    const pick = (i: number, values: string[]) => values[s[i] % values.length];
+    return [
+      `import { a } from './a';\n${pick(0, ['', "import { b } from './b';\n"])}\n`,
+      `export class Box {\n  private x = ${s[1] % 3};\n\n`,
+      pick(2, ['', '', '  m(): number {\n    return -1;\n  }\n\n']),
+      pick(3, ['', '  @log\n']),
+      `  m(${pick(4, ['', 'y: number'])}): number {\n    const a = ${s[5] % 5};\n${pick(6, ['', '    // note\n'])}    return a;\n  }\n\n`,
+      `  n(): void {\n    return;\n  }\n}\n\n`,
+      `export function g(): number {\n  return ${s[7] % 3};\n}\n`,
+    ].join('');
+  };
+  const java = (s: number[]) => {
+    const pick = (i: number, values: string[]) => values[s[i] % values.length];
+    return [
+      `package p;\n\nimport java.util.List;\n${pick(0, ['', 'import java.util.Map;\n'])}\n`,
+      `public class Box {\n  private int x = ${s[1] % 3};\n\n`,
+      pick(2, ['', '', '  int m(String s) {\n    return -1;\n  }\n\n']),
+      pick(3, ['', '  @Override\n']),
+      `  int m(${pick(4, ['', 'int y'])}) {\n    int a = ${s[5] % 5};\n${pick(6, ['', '    // note\n'])}    return a;\n  }\n\n`,
+      `  void n() {\n  }\n}\n`,
+    ].join('');
+  };
   const repo = (await Repository.open(root))!;
   try {
     const cases: Array<[LanguageId, string, string[], string[]]> = [
       ['python', 'multi.py', multiPlaceVersions(120, py, 10), ['f', 'C.m', 'C.n', 'g']],
       ['go', 'multi.go', multiPlaceVersions(120, go, 6), ['Command.Run', 'helper', 'Command']],
+      ['typescript', 'multi.ts', multiPlaceVersions(120, ts, 8), ['Box.m', 'Box.n', 'g']],
+      ['java', 'Multi.java', multiPlaceVersions(120, java, 7), ['Box.m', 'Box.n']],
     ];
     for (const [language, path, texts, names] of cases) {
       const tip = commitVersions(`multi-${language}`, path, texts);
@@ -230,8 +273,8 @@ test('edits reaching past the outermost declaration, or starting before it, are 
         const t = await timeline(repo, tip, path, language, qname, 200, MAX_BYTES);
         const expected = await reference(repo, qname, 200, tip, path, language);
         assert.deepEqual(t.versions.map((v) => `${v.kind} ${v.summary}`), expected, `${language} ${qname}`);
-        // C.n never changes after it is introduced; the others do, often.
-        assert.ok(expected.length > (qname === "C.n" ? 0 : 5), `${language} ${qname} has a history: ${expected.join(", ")}`);
+        // C.n and Box.n never change after they are introduced; the others do, often.
+        assert.ok(expected.length > (qname.endsWith('.n') ? 0 : 5), `${language} ${qname} has a history: ${expected.join(", ")}`);
         alone += t.stats.alone;
       }
       assert.ok(alone > 20, `${language}: ${alone} versions parsed alone`);
