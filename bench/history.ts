@@ -124,8 +124,9 @@ async function measure(REPO: string): Promise<string> {
     await engine.close();
 
     // 3. The history walks against git log -L over the same first-parent range, in an engine
-    // as a server runs it (parse workers, ready: the walk's halves are parsed there, side by
-    // side). Each walk is its declaration's first: nothing of its file's history was read before.
+    // as a server runs it (parse workers, ready: the walk's segments are parsed there, side by
+    // side). The function's walk is the engine's first (its blob readers start cold, its workers
+    // have parsed nothing); the method's, in the same file, comes second in the same engine.
     engine = await Engine.open(dir, { watch: true });
     await engine.read.getSymbol({ name: func.name, limit: 1, include: [] });
     // A server's workers have loaded their grammars soon after it starts; a walk waits for them
@@ -140,7 +141,8 @@ Repository: ${repository} (${commits} commits, ${merges} of them merges; ${files
 locally; the working-tree index built first (${fmtMs(build.ms)}), then each part in a fresh engine.
 Reads go through the engine's read service (no MCP transport); the walks run in an engine with
 parse workers, as a server's do (their grammars loaded), and their blob-read and parse times add up
-both halves, which run side by side. \`git log -L\` runs with \`*.py diff=python\`, so its range ends where the declaration
+both segments, which run side by side. The function's walk is the engine's first (its blob readers
+start cold, its workers have parsed nothing yet); the method's, in the same file, comes second. \`git log -L\` runs with \`*.py diff=python\`, so its range ends where the declaration
 does. \`bench/history.ts\`.
 
 | measure | rift | peer |
