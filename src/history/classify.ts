@@ -173,7 +173,7 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
 /**
  * The parts of the declaration `qname` in `bytes`, found by parsing only its own lines (`lines`:
  * from the start of the line its span starts on, at `start`, to where it ends) below the headers
- * of the declarations holding it (`headers`, innermost first: each one's text from its start
+ * of the declarations holding it (`headers`, innermost first: each one's lines from its start
  * through its first line), closed again in a language of braces — for an edit inside a
  * declaration held by a long one (a method of a long class), which parsing the holder alone
  * would pay for whole. Null when that cannot be shown here: the text does not parse without
@@ -182,7 +182,7 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
  */
 export function locateNested(language: LanguageId, bytes: Uint8Array, headers: readonly ByteRange[], lines: ByteRange, start: number, qname: string): DeclarationParts | null {
   if (qname.includes('~')) return null;
-  const opened = [...headers].reverse().map((h) => Buffer.concat([bytes.subarray(h.start, h.end), NEWLINE]));
+  const opened = [...headers].reverse().map((h) => Buffer.concat([bytes.subarray(lineStart(bytes, h.start), h.end), NEWLINE]));
   const prefix = opened.reduce((n, b) => n + b.length, 0);
   const closed = language === 'python' ? [] : headers.map(() => CLOSING_BRACE);
   const text = Buffer.concat([...opened, bytes.subarray(lines.start, lines.end), ...closed]);
