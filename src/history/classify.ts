@@ -1,6 +1,7 @@
 import type { Node, Tree } from 'web-tree-sitter';
 import { SyntaxLimitError, withTree } from '../syntax/runtime.ts';
 import { declarationsOfTree } from '../syntax/declarations.ts';
+import { BODY_FIELDS, DECORATOR_KINDS, TEXT_LAYOUT } from '../syntax/layout.ts';
 import type { SourceText } from '../syntax/text.ts';
 import type { ByteRange, Declaration, LanguageId } from '../syntax/types.ts';
 
@@ -17,11 +18,7 @@ export interface DeclarationParts {
   decorators: string;
 }
 
-/** Grammar kinds that decorate a declaration in each language. */
-const DECORATOR_KINDS = new Set(['decorator', 'annotation', 'marker_annotation', 'attribute_item', 'inner_attribute_item']);
 
-/** The field holding a declaration's body or value: what is not its signature. */
-const BODY_FIELDS = ['body', 'value'];
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -184,7 +181,7 @@ export function locateNested(language: LanguageId, bytes: Uint8Array, headers: r
   if (qname.includes('~')) return null;
   const opened = [...headers].reverse().map((h) => Buffer.concat([bytes.subarray(lineStart(bytes, h.start), h.end), NEWLINE]));
   const prefix = opened.reduce((n, b) => n + b.length, 0);
-  const closed = language === 'python' ? [] : headers.map(() => CLOSING_BRACE);
+  const closed = TEXT_LAYOUT[language].blocks === 'indent' ? [] : headers.map(() => CLOSING_BRACE);
   const text = Buffer.concat([...opened, bytes.subarray(lines.start, lines.end), ...closed]);
   let parts: DeclarationParts | null = null;
   try {
@@ -218,7 +215,7 @@ export function declarationEnd(language: LanguageId, bytes: Uint8Array, start: n
   let indent = first;
   while (indent < bytes.length && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
   const depth = indent - first;
-  const python = language === 'python';
+  const python = TEXT_LAYOUT[language].blocks === 'indent';
   /** The end of the last line holding code before the closing line, and whether a comment line followed it. */
   let last = lineEnd(bytes, from);
   let comment = false;

@@ -1,5 +1,6 @@
 import { classifyBytes } from '../workspace/read.ts';
 import { IncrementalTree, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
+import { DECLARING_KEYWORDS, TEXT_LAYOUT } from '../syntax/layout.ts';
 import type { ByteRange, LanguageId } from '../syntax/types.ts';
 import { classify, declarationEnd, lineEnd, lineStart, locateDeclaration, locateInSlice, locateNested, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
 import { Feed } from './feed.ts';
@@ -366,7 +367,7 @@ interface Names {
 }
 
 /** A declaring keyword (or a Go receiver after `func`) ending where a name starts. */
-const DECLARING = /\b(?:def|class|function|func|fn|struct|enum|trait|interface|type|impl|for|const|let|var|static|mod|record)(?:\s*\([^)\n]*\))?\s+$/u;
+const DECLARING = new RegExp(`\\b(?:${DECLARING_KEYWORDS.join('|')})(?:\\s*\\([^)\\n]*\\))?\\s+$`, 'u');
 /** How far before a name its declaring keyword is looked for. */
 const DECLARING_REACH = 512;
 /** An assignment after a name (`name = …`, `name: T = …`), not a key in a literal (`name: …`) or a comparison. */
@@ -407,7 +408,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
   const { language, qname, maxFileBytes } = job;
   let t = 0;
   const name = Buffer.from(shortName(qname));
-  const names: Names = { outer: Buffer.from(qname.split(/\.|::/)[0].replace(/~\d+$/, '')), own: name, bare: language === 'typescript' || language === 'tsx' || language === 'javascript' || language === 'java' };
+  const names: Names = { outer: Buffer.from(qname.split(/\.|::/)[0].replace(/~\d+$/, '')), own: name, bare: TEXT_LAYOUT[language].bareMembers };
   /** What a parsed version held, by blob id (a file reverted to earlier bytes is not parsed again). */
   const seen = new Map<string, { state: State; located: Located | null }>();
   const tree = new IncrementalTree(language);
