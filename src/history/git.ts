@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { RiftError, limitExceeded } from '../core/errors.ts';
-import type { Feed } from './feed.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
+import type { Feed } from './feed.ts';
 
 // Git access through the git CLI only: one long-lived `cat-file --batch-check` per repository
 // resolves revisions (it reads refs afresh on every request, loose or packed, in a worktree or
