@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { removeWorkspace, tempWorkspace } from './workspace.ts';
@@ -36,7 +36,18 @@ export interface StartOptions {
   wrap?: string[];
 }
 
+/**
+ * The RIFT_HOME folders `startRift` made, removed when the test process ends (a workspace server
+ * may still run for a while after its test, with its home).
+ */
+const homes: string[] = [];
+process.once('exit', () => {
+  for (const home of homes) rmSync(home, { recursive: true, force: true });
+});
+
 export async function startRift(workspace: string, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<RiftMcp> {
+  const home = env.RIFT_HOME ?? mkdtempSync(join(tmpdir(), 'rift-home-'));
+  if (env.RIFT_HOME === undefined) homes.push(home);
   const node = [process.execPath, ...RIFT_ARGS, 'mcp', ...(opts.standalone ? ['--standalone'] : [])];
   const command = [...(opts.wrap ?? []), ...node];
   const transport = new StdioClientTransport({
@@ -45,7 +56,7 @@ export async function startRift(workspace: string, env: Record<string, string> =
     cwd: workspace,
     // A workspace server started for a test outlives it by 20 s at most (and ends as soon as its
     // workspace folder is removed).
-    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')), RIFT_SERVER_IDLE: '20s', ...env },
+    env: { ...(process.env as Record<string, string>), RIFT_HOME: home, RIFT_SERVER_IDLE: '20s', ...env },
     stderr: 'pipe',
   });
   let stderr = '';
