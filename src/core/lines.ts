@@ -31,6 +31,12 @@ export function nextLineStart(t: Text, offset: number): number {
   return nl < 0 ? t.length : nl + 1;
 }
 
+/** Offset of the `\n` ending the line holding `offset` (the text's length on a last line without one). */
+export function lineBreakAt(t: Text, offset: number): number {
+  const nl = indexOfLf(t, offset);
+  return nl < 0 ? t.length : nl;
+}
+
 /** Offset where the content of the line holding `offset` ends: before its `\n` or `\r\n`. */
 export function lineContentEnd(t: Text, offset: number): number {
   let end = indexOfLf(t, offset);

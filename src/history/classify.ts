@@ -1,4 +1,5 @@
 import type { Node, Tree } from 'web-tree-sitter';
+import { lineBreakAt, lineStartAt } from '../core/lines.ts';
 import { SyntaxLimitError, withTree } from '../syntax/runtime.ts';
 import { declarationsOfTree } from '../syntax/declarations.ts';
 import { BODY_FIELDS, DECORATOR_KINDS, TEXT_LAYOUT } from '../syntax/layout.ts';
@@ -37,11 +38,10 @@ export interface DeclarationPlace {
   /**
    * The outermost declaration holding it in the text (it, at the top level), while its start is
    * known (null once an edit reached its start): its whole span, the end -1 once an edit reached
-   * past it; its short name; and `head`, the bytes from its start through the line before its
-   * body's first line (its first line at least). An edit reaching it may be looked at by parsing
-   * it alone.
+   * past it; and `head`, the bytes from its start through the line before its body's first line
+   * (its first line at least). An edit reaching it may be looked at by parsing it alone.
    */
-  outer: (ByteRange & { head: number; name: string }) | null;
+  outer: (ByteRange & { head: number }) | null;
 }
 
 export interface Located {
@@ -84,26 +84,21 @@ function place(tree: Tree, source: SourceText, all: readonly Declaration[], qnam
   if (!d) return null;
   const bytes = source.bytes;
   const headers: ByteRange[] = [];
+  // Its containers, innermost first: the outermost one names it; those around it in the text
+  // (a Go method's receiver type, declared apart, is not) hold it, the declaration itself at the top.
   let outer = d;
-  for (let c = d.container; c !== null; ) {
-    const container = all.find((x) => x.qualifiedName === c);
-    if (!container) break;
-    headers.push({ start: container.span.start, end: lineEnd(bytes, container.itemSpan.start) });
-    outer = container;
-    c = container.container;
-  }
-  const first = lineStart(bytes, d.span.start);
-  let indent = first;
-  while (indent < d.span.start && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
-  // The outermost declaration holding it in the text: its containers while they do (a Go
-  // method's receiver type, declared apart, does not), the declaration itself at the top.
   let holder = d;
   for (let c = d.container; c !== null; ) {
     const container = all.find((x) => x.qualifiedName === c);
-    if (!container || container.span.start > d.span.start || container.span.end < d.span.end) break;
-    holder = container;
+    if (!container) break;
+    headers.push({ start: container.span.start, end: lineBreakAt(bytes, container.itemSpan.start) });
+    if (holder === outer && container.span.start <= d.span.start && d.span.end <= container.span.end) holder = container;
+    outer = container;
     c = container.container;
   }
+  const first = lineStartAt(bytes, d.span.start);
+  let indent = first;
+  while (indent < d.span.start && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
   return {
     parts: partsOf(tree.rootNode, source, d),
     place: {
@@ -111,7 +106,7 @@ function place(tree: Tree, source: SourceText, all: readonly Declaration[], qnam
       indent: indent - first,
       headers,
       outerItem: outer.itemSpan.start,
-      outer: { ...holder.span, head: headLength(tree.rootNode, source, holder), name: holder.name },
+      outer: { ...holder.span, head: headLength(tree.rootNode, source, holder) },
     },
   };
 }
@@ -120,7 +115,7 @@ function place(tree: Tree, source: SourceText, all: readonly Declaration[], qnam
 function headLength(root: Node, source: SourceText, d: Declaration): number {
   const bytes = source.bytes;
   const body = bodyStart(root, source, d);
-  return Math.max(lineStart(bytes, body), Math.min(lineEnd(bytes, d.span.start) + 1, d.span.end)) - d.span.start;
+  return Math.max(lineStartAt(bytes, body), Math.min(lineBreakAt(bytes, d.span.start) + 1, d.span.end)) - d.span.start;
 }
 
 /** Where `d`'s body or value starts (what is not its signature): its item's end when it has none. */
@@ -179,7 +174,7 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
  */
 export function locateNested(language: LanguageId, bytes: Uint8Array, headers: readonly ByteRange[], lines: ByteRange, start: number, qname: string): DeclarationParts | null {
   if (qname.includes('~')) return null;
-  const opened = [...headers].reverse().map((h) => Buffer.concat([bytes.subarray(lineStart(bytes, h.start), h.end), NEWLINE]));
+  const opened = [...headers].reverse().map((h) => Buffer.concat([bytes.subarray(lineStartAt(bytes, h.start), h.end), NEWLINE]));
   const prefix = opened.reduce((n, b) => n + b.length, 0);
   const closed = TEXT_LAYOUT[language].blocks === 'indent' ? [] : headers.map(() => CLOSING_BRACE);
   const text = Buffer.concat([...opened, bytes.subarray(lines.start, lines.end), ...closed]);
@@ -211,20 +206,20 @@ const CLOSING_BRACE = Buffer.from('\n}');
  * `locateInSlice`: cut short or run long, the part does not parse as exactly one declaration.
  */
 export function declarationEnd(language: LanguageId, bytes: Uint8Array, start: number, from: number): number | null {
-  const first = lineStart(bytes, start);
+  const first = lineStartAt(bytes, start);
   let indent = first;
   while (indent < bytes.length && (bytes[indent] === 0x20 || bytes[indent] === 0x09)) indent++;
   const depth = indent - first;
   const python = TEXT_LAYOUT[language].blocks === 'indent';
   /** The end of the last line holding code before the closing line, and whether a comment line followed it. */
-  let last = lineEnd(bytes, from);
+  let last = lineBreakAt(bytes, from);
   let comment = false;
   for (let nl = bytes.indexOf(0x0a, from); nl !== -1; nl = bytes.indexOf(0x0a, nl + 1)) {
     let at = nl + 1;
     while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x09)) at++;
     const c = bytes[at];
     if (at >= bytes.length || c === 0x0a || c === 0x0d) continue;
-    const end = lineEnd(bytes, at);
+    const end = lineBreakAt(bytes, at);
     if (!python) {
       if (c === 0x7d && at - (nl + 1) <= depth) return codeEnd(bytes, end);
       continue;
@@ -243,21 +238,10 @@ export function declarationEnd(language: LanguageId, bytes: Uint8Array, start: n
 function codeEnd(bytes: Uint8Array, end: number): number | null {
   let e = end;
   while (e > 0 && (bytes[e - 1] === 0x20 || bytes[e - 1] === 0x09 || bytes[e - 1] === 0x0d)) e--;
-  const line = Buffer.from(bytes.buffer, bytes.byteOffset + lineStart(bytes, e), e - lineStart(bytes, e));
+  const line = Buffer.from(bytes.buffer, bytes.byteOffset + lineStartAt(bytes, e), e - lineStartAt(bytes, e));
   return line.includes('#') || line.includes('//') || line.includes('/*') ? null : e;
 }
 
-/** The offset where the line holding `at` starts. */
-export function lineStart(bytes: Uint8Array, at: number): number {
-  const nl = bytes.lastIndexOf(0x0a, at - 1);
-  return at === 0 ? 0 : nl + 1;
-}
-
-/** The offset of the newline ending the line holding `at` (the length at the last line). */
-export function lineEnd(bytes: Uint8Array, at: number): number {
-  const nl = bytes.indexOf(0x0a, at);
-  return nl < 0 ? bytes.length : nl;
-}
 
 function partsOf(root: Node, source: SourceText, d: Declaration): DeclarationParts {
   const bytes = source.bytes;

@@ -360,17 +360,9 @@ export class Repository {
 
   /**
    * Commits touching `path` (workspace-relative) along first parents from `commit`, newest
-   * first, at most `max`, each with the path's blob after it.
-   */
-  async log(commit: string, path: string, max: number): Promise<LogEntry[]> {
-    const entries: LogEntry[] = [];
-    for await (const e of this.logEntries(commit, path, max)) entries.push(e);
-    return entries;
-  }
-
-  /**
-   * The entries of `log` as git finds them (a long history's first commits are read while git
-   * still walks the older ones); rejects after the last when git fails.
+   * first, at most `max`, each with the path's blob after it — as git finds them (a long
+   * history's first commits are read while git still walks the older ones); rejects after the
+   * last when git fails.
    */
   async *logEntries(commit: string, path: string, max: number): AsyncGenerator<LogEntry> {
     const proc = spawn(

@@ -1,8 +1,9 @@
+import { lineBreakAt, lineStartAt } from '../core/lines.ts';
 import { classifyBytes } from '../workspace/read.ts';
 import { IncrementalTree, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
 import { DECLARING_KEYWORDS, TEXT_LAYOUT } from '../syntax/layout.ts';
 import type { ByteRange, LanguageId } from '../syntax/types.ts';
-import { classify, declarationEnd, lineEnd, lineStart, locateDeclaration, locateInSlice, locateNested, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
+import { classify, declarationEnd, locateDeclaration, locateInSlice, locateNested, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
 import { Feed } from './feed.ts';
 import { BufferPool, type LogEntry, type Repository } from './git.ts';
 
@@ -109,7 +110,7 @@ const SEGMENT_MIN = 64;
 /** Versions a streamed segment is given beyond those it walked (more than the blob reader reads ahead). */
 const STREAM_AHEAD = 64;
 /** A segment says how far it walked every this many versions. */
-export const PROGRESS_EVERY = 16;
+const PROGRESS_EVERY = 16;
 
 export async function timeline(
   repo: Repository,
@@ -209,8 +210,8 @@ function shortName(qname: string): string {
  */
 function mayChange(bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace): boolean {
   const reaches = (r: { start: number; end: number }) => {
-    const first = lineStart(bytes, r.start);
-    const above = first === 0 ? 0 : lineStart(bytes, first - 1);
+    const first = lineStartAt(bytes, r.start);
+    const above = first === 0 ? 0 : lineStartAt(bytes, first - 1);
     return edit.oldEnd >= above && edit.start <= r.end;
   };
   if (reaches(place.span) || place.headers.some(reaches)) return true;
@@ -243,8 +244,8 @@ function closingLine(bytes: Uint8Array, place: DeclarationPlace, limit: number):
  */
 function relocated(newer: Uint8Array, older: Uint8Array, place: DeclarationPlace): DeclarationPlace | null {
   const find = (start: number, end: number): number | null => {
-    const from = lineStart(newer, start);
-    const above = from === 0 ? 0 : lineStart(newer, from - 1);
+    const from = lineStartAt(newer, start);
+    const above = from === 0 ? 0 : lineStartAt(newer, from - 1);
     const text = newer.subarray(above, end);
     const haystack = Buffer.from(older.buffer, older.byteOffset, older.length);
     const at = haystack.indexOf(text);
@@ -253,8 +254,7 @@ function relocated(newer: Uint8Array, older: Uint8Array, place: DeclarationPlace
     return at - above;
   };
   const closer = closingLine(newer, place, newer.length);
-  const lineEnd = closer === null ? newer.length : newer.indexOf(0x0a, closer);
-  const delta = find(place.span.start, lineEnd < 0 ? newer.length : lineEnd);
+  const delta = find(place.span.start, closer === null ? newer.length : lineBreakAt(newer, closer));
   if (delta === null) return null;
   const headers = [];
   for (const h of place.headers) {
@@ -297,16 +297,14 @@ function outerSlice(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, 
   const o = place.outer;
   if (o === null) return null;
   if (edit.start > o.start) {
-    // Read from the edit, or from its last line when the edit starts past its end (its lines up to there are as they were).
-    const from = Math.max(o.end >= 0 ? Math.min(edit.start, o.end - 1) : edit.start, o.start + o.head - 1);
-    const end = o.end >= 0 && edit.oldEnd < o.end ? o.end + edit.newEnd - edit.oldEnd : declarationEnd(language, bytes, o.start, from);
+    const end = endAfter(language, bytes, edit, o.start, o.end, o.start + o.head - 1);
     return end === null ? null : { start: o.start, end };
   }
   const old = Buffer.from(newer.buffer, newer.byteOffset, newer.length);
   const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   // Its first line with the line above it (docs or decorators added there would be its own),
   // found once at a line start.
-  const above = o.start === 0 ? 0 : lineStart(old, o.start - 1);
+  const above = o.start === 0 ? 0 : lineStartAt(old, o.start - 1);
   const first = old.subarray(above, Math.min(old.indexOf(0x0a, o.start) + 1 || old.length, o.start + o.head));
   const at = haystack.indexOf(first);
   if (at < 0 || (at > 0 && bytes[at - 1] !== 0x0a) || (o.start === 0 && at !== 0) || haystack.indexOf(first, at + 1) >= 0) return null;
@@ -329,9 +327,48 @@ function outerSlice(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, 
 function nestedLines(language: LanguageId, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace): ByteRange | null {
   const { span, outer } = place;
   if (outer === null || outer.start >= span.start || edit.start <= span.start) return null;
-  // Read from the edit, or from its last line when the edit starts past its end.
-  const end = edit.oldEnd < span.end ? span.end + edit.newEnd - edit.oldEnd : declarationEnd(language, bytes, span.start, Math.min(edit.start, span.end - 1));
-  return end === null ? null : { start: lineStart(bytes, span.start), end };
+  const end = endAfter(language, bytes, edit, span.start, span.end, span.start);
+  return end === null ? null : { start: lineStartAt(bytes, span.start), end };
+}
+
+/**
+ * Where a declaration starting at `start` ends in `bytes` after `edit`, which starts inside it:
+ * where it ended (`end`, -1 when unknown) moved by the edit when the edit ends inside it; else
+ * found by its lines (`declarationEnd`) read from the edit, or from its last line when the edit
+ * starts past its end (its lines up to there are as they were), and never from before `head`
+ * (the end of its header, whose lines are its own however they are indented).
+ */
+function endAfter(language: LanguageId, bytes: Uint8Array, edit: ByteEdit, start: number, end: number, head: number): number | null {
+  if (end >= 0 && edit.oldEnd < end) return end + edit.newEnd - edit.oldEnd;
+  return declarationEnd(language, bytes, start, Math.max(end >= 0 ? Math.min(edit.start, end - 1) : edit.start, head));
+}
+
+/**
+ * The declaration in `bytes` after `edit` reached it at `place` (in `newer`), found by parsing
+ * a part of the file alone: its own lines below its holders' headers when the edit starts inside
+ * it and it is held by another declaration, else the outermost declaration holding it. Null when
+ * neither shows it; each parse tried is counted in `stats`.
+ */
+function parsedAlone(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: Names, qname: string, stats: SegmentResult['stats']): Located | null {
+  const timed = <T>(parse: () => T): T => {
+    const t = performance.now();
+    const found = parse();
+    stats.parsed++;
+    stats.parseMs += performance.now() - t;
+    return found;
+  };
+  const lines = nestedLines(language, bytes, edit, place);
+  if (lines !== null) {
+    const parts = timed(() => locateNested(language, bytes, place.headers, lines, place.span.start, qname));
+    if (parts !== null) {
+      // Its holders are as they were; the outermost one ends where it did, moved, unless the edit reached past it.
+      const o = place.outer!;
+      const end = o.end >= 0 && edit.oldEnd < o.end ? o.end + edit.newEnd - edit.oldEnd : -1;
+      return { parts, place: { ...place, span: { start: place.span.start, end: lines.end }, outer: { ...o, end } } };
+    }
+  }
+  const slice = outerSlice(language, newer, bytes, edit, place, names);
+  return slice === null ? null : timed(() => locateInSlice(language, bytes, slice, qname));
 }
 
 /** Where the outermost declaration holding the declaration at `place` starts (its outermost header). */
@@ -394,9 +431,9 @@ function declarations(b: Uint8Array, from: number, to: number, name: Buffer, bar
     if (after < to && IDENTIFIER.test(text.toString('utf8', after, Math.min(to, after + 4)))) continue;
     let blank = at;
     while (blank > from && (text[blank - 1] === 0x20 || text[blank - 1] === 0x09)) blank--;
-    const assigned = (blank === from || text[blank - 1] === 0x0a) && ASSIGNED.test(text.toString('utf8', after, Math.min(to, lineEnd(text, after) + 1)));
+    const assigned = (blank === from || text[blank - 1] === 0x0a) && ASSIGNED.test(text.toString('utf8', after, Math.min(to, lineBreakAt(text, after) + 1)));
     if (assigned || DECLARING.test(text.toString('utf8', Math.max(from, at - DECLARING_REACH), at))) count++;
-    else if (bare && BARE_BEFORE.test(text.toString('utf8', Math.max(from, lineStart(text, at)), at)) && BARE_AFTER.test(text.toString('utf8', after, Math.min(to, lineEnd(text, after))))) count++;
+    else if (bare && BARE_BEFORE.test(text.toString('utf8', Math.max(from, lineStartAt(text, at)), at)) && BARE_AFTER.test(text.toString('utf8', after, Math.min(to, lineBreakAt(text, after))))) count++;
   }
   return count;
 }
@@ -465,39 +502,14 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
           continue;
         }
       }
-      // An edit inside it, held by another declaration: its own lines parsed below its holders' headers.
-      const lines: ByteRange | null = located !== null && newer !== null && edit !== null ? nestedLines(language, bytes, edit, located.place) : null;
-      if (lines !== null) {
-        t = performance.now();
-        const p = located!.place;
-        const parts = locateNested(language, bytes, p.headers, lines, p.span.start, qname);
-        stats.parsed++;
-        stats.parseMs += performance.now() - t;
-        if (parts !== null) {
-          stats.alone++;
-          // Its holders are as they were; the outermost one ends where it did, moved, unless the edit reached past it.
-          const o = p.outer!;
-          const end = o.end >= 0 && edit!.oldEnd < o.end ? o.end + edit!.newEnd - edit!.oldEnd : -1;
-          located = { parts, place: { ...p, span: { start: p.span.start, end: lines.end }, outer: { ...o, end } } };
-          seen.set(id, { state: parts, located });
-          states.push(parts);
-          continue;
-        }
-      }
-      // An edit reaching the outermost declaration holding it: that declaration parsed alone.
-      const slice = located !== null && newer !== null && edit !== null ? outerSlice(language, newer, bytes, edit, located.place, names) : null;
-      if (slice !== null) {
-        t = performance.now();
-        const alone = locateInSlice(language, bytes, slice, qname);
-        stats.parsed++;
-        stats.parseMs += performance.now() - t;
-        if (alone !== null) {
-          stats.alone++;
-          located = alone;
-          seen.set(id, { state: alone.parts, located: alone });
-          states.push(alone.parts);
-          continue;
-        }
+      // An edit reaching it: a part of the file holding it parsed alone.
+      const alone: Located | null = located !== null && newer !== null && edit !== null ? parsedAlone(language, newer, bytes, edit, located.place, names, qname, stats) : null;
+      if (alone !== null) {
+        stats.alone++;
+        located = alone;
+        seen.set(id, { state: alone.parts, located: alone });
+        states.push(alone.parts);
+        continue;
       }
       // Nothing before the top-level declaration holding it changed: its subtree is enough.
       const outerItem: number | null = located !== null && edit !== null && edit.start > located.place.outerItem && !/^[^.:]*~/.test(qname) ? located.place.outerItem : null;

@@ -1,6 +1,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { locateDeclaration, locateNested, lineStart, type Located } from '../../src/history/classify.ts';
+import { lineStartAt } from '../../src/core/lines.ts';
+import { locateDeclaration, locateNested, type Located } from '../../src/history/classify.ts';
 import { initSyntax, withTree } from '../../src/syntax/runtime.ts';
 import type { LanguageId } from '../../src/syntax/types.ts';
 
@@ -20,7 +21,7 @@ function located(language: LanguageId, text: string, qname: string): Located {
 function nested(language: LanguageId, text: string, qname: string) {
   const bytes = Buffer.from(text);
   const { place } = located(language, text, qname);
-  return locateNested(language, bytes, place.headers, { start: lineStart(bytes, place.span.start), end: place.span.end }, place.span.start, qname);
+  return locateNested(language, bytes, place.headers, { start: lineStartAt(bytes, place.span.start), end: place.span.end }, place.span.start, qname);
 }
 
 const filler = (n: number, line: (i: number) => string) => Array.from({ length: n }, (_, i) => line(i)).join('');
@@ -49,7 +50,7 @@ test('a holder whose header spans lines, a numbered name, or lines that are not 
   const text = `class Box:\n    def m(self):\n        s = '''\nat column 0\n'''\n        return s\n\n    def n(self):\n        pass\n`;
   const bytes = Buffer.from(text);
   const { place } = located('python', text, 'Box.m');
-  const start = lineStart(bytes, place.span.start);
+  const start = lineStartAt(bytes, place.span.start);
   assert.ok(locateNested('python', bytes, place.headers, { start, end: place.span.end }, place.span.start, 'Box.m'));
   assert.equal(locateNested('python', bytes, place.headers, { start, end: text.indexOf('\nat column 0') }, place.span.start, 'Box.m'), null, 'cut short');
   assert.equal(locateNested('python', bytes, place.headers, { start, end: text.length - 1 }, place.span.start, 'Box.m'), null, 'running on');

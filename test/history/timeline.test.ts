@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { Repository } from '../../src/history/git.ts';
+import { Repository, type LogEntry } from '../../src/history/git.ts';
 import { classify, locateDeclaration } from '../../src/history/classify.ts';
 import { timeline, type SegmentRunner, type State } from '../../src/history/timeline.ts';
 import { WorkerPool } from '../../src/index/pool.ts';
@@ -60,7 +60,8 @@ after(() => removeWorkspace(root));
 
 /** Every version parsed whole, classified newest first as the walk classifies. */
 async function reference(repo: Repository, qname: string, max: number, from = head, path = 'a.py', language: LanguageId = 'python'): Promise<string[]> {
-  const log = await repo.log(from, path, max + 1);
+  const log: LogEntry[] = [];
+  for await (const e of repo.logEntries(from, path, max + 1)) log.push(e);
   const complete = log.length <= max;
   const states: State[] = [];
   for (const e of log) {
@@ -147,6 +148,28 @@ test('a long walk is split in halves walked in parse workers; a worker that fail
       assert.deepEqual(bounded.kinds, (await walked(repo, qname, 60)).kinds);
       assert.deepEqual(short, [0]);
     }
+  } finally {
+    await pool.close();
+    repo.close();
+  }
+});
+
+test('a log git cannot run fails the walk, and the first segment it had started ends (its worker walks on)', async () => {
+  const repo = (await Repository.open(root))!;
+  const pool = new WorkerPool({ size: 2 });
+  try {
+    const segments: Array<Promise<{ states: unknown[] }>> = [];
+    const runner: SegmentRunner = (job, lane, ids) => {
+      const segment = pool.walkSegment(job, lane, ids);
+      segments.push(segment);
+      return segment;
+    };
+    await assert.rejects(timeline(repo, 'no-such-revision', 'a.py', 'python', 'f', 500, MAX_BYTES, runner), /git log failed/);
+    assert.equal(segments.length, 1, 'the first segment had started');
+    // Its versions were ended (a segment left waiting for more would never answer).
+    assert.deepEqual((await segments[0]).states, []);
+    // The worker that held it answers the next walk.
+    assert.deepEqual((await walked(repo, 'f', 500, runner)).kinds, (await walked(repo, 'f', 500)).kinds);
   } finally {
     await pool.close();
     repo.close();
