@@ -153,6 +153,10 @@ export class GraphStore {
         `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
          FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.file_id = ?`,
       ),
+      fileScopeCalls: db.prepare(
+        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.file_id = ? AND r.from_qname = '' AND r.kind = 'calls'`,
+      ),
       refsNamed: db.prepare(
         `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
          FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.name = ?`,
@@ -262,6 +266,11 @@ export class GraphStore {
 
   refsOf(fileId: number): RefRow[] {
     return this.stmts.refsOfFile.all(fileId) as RefRow[];
+  }
+
+  /** The calls a file makes at its top level (a script's body, a `__main__` guard), filtered by SQLite. */
+  fileScopeCalls(fileId: number): RefRow[] {
+    return this.stmts.fileScopeCalls.all(fileId) as RefRow[];
   }
 
   refsNamed(name: string): RefRow[] {

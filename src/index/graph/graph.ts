@@ -200,8 +200,7 @@ export function fileScopeTargets(graph: GraphStore, paths: readonly string[]): D
   for (const path of paths) {
     const id = graph.fileId(path);
     if (id === null) continue;
-    for (const ref of graph.refsOf(id)) {
-      if (ref.from_qname !== '' || ref.kind !== 'calls') continue;
+    for (const ref of graph.fileScopeCalls(id)) {
       const d = resolver.target(ref);
       if (d !== null && d.kind !== 'class') out.push(d);
     }
