@@ -152,12 +152,17 @@ function parseSource(language: LanguageId, source: SourceText, old: Tree | null)
 
 /**
  * Successive versions of one file, parsed incrementally (tree-sitter reuses what an edit left
- * alone): `advance` records each version as an edit of the kept tree, and `parse` reparses the
- * newest one only when asked, so versions nobody reads cost a byte comparison, not a parse. The
- * same bounds as `withTree` apply; `close` frees the kept tree.
+ * alone): `advance` moves to each version and returns its edit, and `parse` reparses the newest
+ * one only when asked, so versions nobody reads cost a byte comparison, not a parse. The kept
+ * tree is brought to the version parsed by one edit spanning every difference since it was
+ * parsed (editing it at each version, most never parsed, cost more than the reuse it kept). A
+ * version's bytes are read until the next `advance` only, so a caller may reuse their buffer
+ * after it. The same bounds as `withTree` apply; `close` frees the kept tree.
  */
 export class IncrementalTree {
   private tree: Tree | null = null;
+  /** The version the kept tree was parsed from. */
+  private parsed: SourceText | null = null;
   private source: SourceText | null = null;
 
   constructor(readonly language: LanguageId) {}
@@ -170,28 +175,9 @@ export class IncrementalTree {
   /** Moves to the next version; returns the edit in byte offsets (null when the bytes are equal). */
   advance(bytes: Uint8Array): ByteEdit | null {
     const before = this.source;
-    const after = new SourceText(bytes);
-    this.source = after;
-    if (before === null) {
-      this.tree?.delete();
-      this.tree = null;
-      return { start: 0, oldEnd: 0, newEnd: bytes.length };
-    }
-    const edit = byteEdit(before.bytes, bytes);
-    if (edit === null) return null;
-    if (this.tree) {
-      // The prefix before the edit is common to both versions: its lines are counted once.
-      const start = point(before, 0, { row: 0, column: 0 }, edit.start);
-      this.tree.edit({
-        startIndex: before.toUnit(edit.start),
-        oldEndIndex: before.toUnit(edit.oldEnd),
-        newEndIndex: after.toUnit(edit.newEnd),
-        startPosition: start,
-        oldEndPosition: point(before, edit.start, start, edit.oldEnd),
-        newEndPosition: point(after, edit.start, start, edit.newEnd),
-      });
-    }
-    return edit;
+    this.source = new SourceText(bytes);
+    if (before === null) return { start: 0, oldEnd: 0, newEnd: bytes.length };
+    return byteEdit(before.bytes, bytes);
   }
 
   /** Parses the version held, reusing the kept tree; `fn` reads the tree, which is kept for the next version. */
@@ -202,6 +188,7 @@ export class IncrementalTree {
     this.tree = null;
     let tree: Tree;
     try {
+      if (old !== null) editTree(old, this.parsed!, source);
       tree = parseSource(this.language, source, old);
     } finally {
       old?.delete();
@@ -213,14 +200,33 @@ export class IncrementalTree {
       throw e;
     }
     this.tree = tree;
+    // A copy: callers may reuse a version's buffer once they have advanced past it.
+    this.parsed = new SourceText(new Uint8Array(source.bytes));
     return fn(tree, source);
   }
 
   close(): void {
     this.tree?.delete();
     this.tree = null;
+    this.parsed = null;
     this.source = null;
   }
+}
+
+/** Edits `tree`, parsed from `before`, to stand for `after`: one edit over every difference. */
+function editTree(tree: Tree, before: SourceText, after: SourceText): void {
+  const edit = byteEdit(before.bytes, after.bytes);
+  if (edit === null) return;
+  // The prefix before the edit is common to both versions: its lines are counted once.
+  const start = point(before, 0, { row: 0, column: 0 }, edit.start);
+  tree.edit({
+    startIndex: before.toUnit(edit.start),
+    oldEndIndex: before.toUnit(edit.oldEnd),
+    newEndIndex: after.toUnit(edit.newEnd),
+    startPosition: start,
+    oldEndPosition: point(before, edit.start, start, edit.oldEnd),
+    newEndPosition: point(after, edit.start, start, edit.newEnd),
+  });
 }
 
 /** A change between two versions: bytes `[start, oldEnd)` of the old became `[start, newEnd)` of the new. */

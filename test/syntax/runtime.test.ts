@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { PARSE_TIME_MAX_MS, SYNTAX_DEPTH_MAX, SYNTAX_NODES_MAX } from '../../src/core/limits.ts';
 import { extractDeclarations } from '../../src/syntax/declarations.ts';
 import { nodesAt } from '../../src/syntax/nodes.ts';
-import { initSyntax, isSyntaxReady, LANGUAGE_IDS, SyntaxLimitError } from '../../src/syntax/runtime.ts';
+import { IncrementalTree, initSyntax, isSyntaxReady, LANGUAGE_IDS, SyntaxLimitError, withTree } from '../../src/syntax/runtime.ts';
 import { declare, utf8 } from './support.ts';
 
 before(() => initSyntax());
@@ -86,6 +86,39 @@ describe('syntax runtime', () => {
       assert.deepEqual(names, ['m', 'm::f']);
     } finally {
       process.chdir(cwd);
+    }
+  });
+
+  it('parses successive versions incrementally to the trees a fresh parse gives, whatever the caller does with a version\'s buffer after it', () => {
+    // Versions of one file, each an edit of the one before (above, inside and below a function,
+    // in non-ASCII text too), written one after the other into the same buffer as a history walk
+    // reuses its buffers; only some versions are parsed, so the kept tree spans several edits.
+    const versions: string[] = [];
+    let text = `import os\n\n# héllo ✓\ndef f(a, b):\n    """Dóc."""\n    return a + b\n\n\nclass C:\n    def m(self):\n        return 'ünï'\n`;
+    const edits: Array<(t: string) => string> = [
+      (t) => t.replace('import os', 'import os\nimport sys'),
+      (t) => t.replace('return a + b', 'return a * b  # ✓✓'),
+      (t) => t.replace("'ünï'", "'ü'\n\n    def n(self, x):\n        return x"),
+      (t) => t.replace('def f(a, b):', 'def f(a, b, c=1):'),
+      (t) => `${t}\n\ndef g():\n    pass\n`,
+      (t) => t.replace('# héllo ✓\n', ''),
+      (t) => t.replace('class C:', 'class C(object):  # é'),
+    ];
+    versions.push(text);
+    for (const e of edits) versions.push((text = e(text)));
+    const buffer = Buffer.alloc(4096);
+    const tree = new IncrementalTree('python');
+    try {
+      versions.forEach((v, i) => {
+        const bytes = buffer.subarray(0, buffer.write(v, 0, 'utf8'));
+        tree.advance(bytes);
+        if (i % 3 !== 1) return;
+        const incremental = tree.parse((t) => t.rootNode.toString());
+        assert.equal(incremental, withTree('python', utf8(v), (t) => t.rootNode.toString()), `version ${i}`);
+        assert.ok(!incremental.includes('ERROR'), `version ${i}`);
+      });
+    } finally {
+      tree.close();
     }
   });
 });
