@@ -2,16 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  CancellationTokenSource,
-  createMessageConnection,
-  ResponseError,
-  StreamMessageReader,
-  StreamMessageWriter,
-  type Message,
-  type MessageConnection,
-  type MessageWriter,
-} from 'vscode-jsonrpc/node.js';
+import type * as JsonRpcModule from 'vscode-jsonrpc/node.js';
+import type { Message, MessageConnection, MessageWriter } from 'vscode-jsonrpc/node.js';
 import type {
   Diagnostic as LspDiagnostic,
   InitializeParams,
@@ -82,6 +74,12 @@ interface TsserverDiagnostic {
   code?: number;
   category: string;
 }
+
+/**
+ * vscode-jsonrpc, loaded with the first engine started (tens of milliseconds of module loading
+ * that a server answering no rename or references request never needs).
+ */
+let rpc: typeof JsonRpcModule | null = null;
 
 const TSSERVER_SEVERITY: Record<string, 1 | 2 | 3 | 4> = { error: 1, warning: 2, message: 3, suggestion: 4 };
 
@@ -188,6 +186,7 @@ export class LspClient {
     stateDir: string,
     onExit: (code: number | null, signal: string | null, stderr: string) => void,
   ): Promise<LspClient> {
+    const jsonRpc = (rpc ??= await import('vscode-jsonrpc/node.js'));
     const args = definition.args.map((a) => (a === '{state}' ? stateDirFor(stateDir) : a));
     const child = spawn(definition.command, args, { cwd: engineRoot, stdio: ['pipe', 'pipe', 'pipe'], env: process.env });
     let stderr = '';
@@ -209,7 +208,7 @@ export class LspClient {
     } catch (e) {
       throw engineUnavailable(definition.name, `could not start: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new SettledWriter(new StreamMessageWriter(child.stdin!)));
+    const connection = jsonRpc.createMessageConnection(new jsonRpc.StreamMessageReader(child.stdout!), new SettledWriter(new jsonRpc.StreamMessageWriter(child.stdin!)));
     // Writes to a dead engine fail; the exit handler reports the crash, so these are only logged.
     connection.onError(([e]) => log('debug', 'engine', 'engine connection error', { engine: definition.name, error: e.message }));
     child.stdin!.on('error', () => {});
@@ -307,11 +306,11 @@ export class LspClient {
   async request<R>(method: string, params: unknown, timeoutMs = ENGINE_REQUEST_TIMEOUT_MS): Promise<R> {
     // Nothing is sent to an engine whose stdin is gone: the request would wait for the exit.
     if (!this.alive) throw engineUnavailable(this.name, 'the engine exited');
-    const cancel = new CancellationTokenSource();
+    const cancel = new rpc!.CancellationTokenSource();
     try {
       return await withTimeout(this.connection.sendRequest(method, params, cancel.token) as Promise<R>, timeoutMs, this.name, method, () => cancel.cancel());
     } catch (e) {
-      if (e instanceof ResponseError && !TRANSPORT_ERRORS.has(e.code)) throw new EngineDeclined(this.name, e.message);
+      if (e instanceof rpc!.ResponseError && !TRANSPORT_ERRORS.has(e.code)) throw new EngineDeclined(this.name, e.message);
       if (e instanceof RiftError) throw e;
       throw engineUnavailable(this.name, this.exited ? 'the engine exited' : (e as Error).message);
     } finally {
@@ -476,7 +475,7 @@ function answerServer(method: string, params: unknown, rootUri: string, root: st
     case 'workspace/inlineValue/refresh':
       return null;
     default:
-      return new ResponseError(-32601, `rift does not serve ${method}`);
+      return new rpc!.ResponseError(-32601, `rift does not serve ${method}`);
   }
 }
 
