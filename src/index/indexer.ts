@@ -37,16 +37,6 @@ const WRITE_BATCH_FILES = 128;
 const WRITE_INTERVAL_MS = 250;
 /** A reconcile that parses more files than this writes in bulk mode (one full-text merge at the end). */
 const BULK_AFTER_FILES = 256;
-/** A first reconcile that parsed fewer files than this leaves the parse runtime cold (see warmParser). */
-const WARM_BELOW_PARSES = 64;
-/**
- * The warm-up parses the largest file of the most common language below this size, this many
- * times. Measured on mypy (the first history walk of a fresh server, docs/benchmarks.md): one
- * parse of a 128 KB file (~350 ms of one worker) did better than two, or than a 220 KB file,
- * whose parses still ran when the walk needed that worker.
- */
-const WARM_FILE_BYTES_MAX = 128 * 1024;
-const WARM_PARSES = 1;
 
 export interface Snapshot {
   /** 8-hex tree revision of what the store holds. */
@@ -177,8 +167,6 @@ export class Indexer {
   private suspicionSeq = 0;
 
   private readonly parseInWorkers: boolean;
-  /** Whether the parse runtime has had its warm-up (see warmParser). */
-  private warmed = false;
 
   constructor(root: string, configLoader: ConfigLoader, store: Store, options: IndexerOptions = { parseInWorkers: false }) {
     this.root = root;
@@ -455,7 +443,6 @@ export class Indexer {
     this.emitFiles(changed);
     this.reconciledConfig = config;
     this.releaseEarlyReaders();
-    if (this.pool !== null && !this.warmed) this.warmParser(reparsed, policy.maxFileBytes);
     this.leftOut = [
       ...walk.skipped,
       ...[...this.store.skippedFiles().values()].filter((k) => entries.has(k.path)).map((k) => ({ path: k.path, reason: k.reason })),
@@ -647,33 +634,6 @@ export class Indexer {
         await this.applyPaths([...paths].sort());
       }, rebuild),
     );
-  }
-
-  /**
-   * After a server's first reconcile parsed little (a warm index), parses one of the tree's own
-   * files twice on a worker, off every request: V8 compiles tree-sitter's hot functions in
-   * tiers, so until some parsing has run the first large parses — a revision's blobs, a history
-   * walk's versions, a big file just saved — run several times slower (see WorkerPool.warm). A
-   * cold build warms the runtime by itself.
-   */
-  private warmParser(reparsed: number, maxFileBytes: number): void {
-    this.warmed = true;
-    if (reparsed >= WARM_BELOW_PARSES || this.selection === null || this.pool === null) return;
-    const byLanguage = new Map<string, { files: number; pick: { path: string; size: number } | null }>();
-    for (const f of this.store.files()) {
-      if (!f.parsed || f.language === null) continue;
-      const entry = byLanguage.get(f.language) ?? { files: 0, pick: null };
-      entry.files++;
-      if (f.size <= WARM_FILE_BYTES_MAX && (entry.pick === null || f.size > entry.pick.size)) entry.pick = f;
-      byLanguage.set(f.language, entry);
-    }
-    const pick = [...byLanguage.values()].sort((a, b) => b.files - a.files)[0]?.pick;
-    if (!pick) return;
-    const started = performance.now();
-    this.pool
-      .warm(this.root, maxFileBytes, this.selection.item(pick.path), WARM_PARSES)
-      .then(() => log('debug', 'index.warm', 'parse runtime warmed', { path: pick.path, bytes: pick.size, elapsed_ms: Math.round(performance.now() - started) }))
-      .catch((e: Error) => log('debug', 'index.warm', 'parse runtime not warmed', { error: e.message }));
   }
 
   /** The parse workers, when this indexer parses in workers (servers), else null (one-shot commands). */

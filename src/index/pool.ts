@@ -134,23 +134,6 @@ export class WorkerPool {
     }
   }
 
-  /**
-   * Parses one file `times` over on the last worker, results dropped. Compiled WebAssembly code is
-   * shared by every thread of the process, so the tiers V8 compiles for tree-sitter's hot
-   * functions while one worker parses serve the others too: without this, the first large
-   * parses after a start that parsed little (a warm index) run 3–6× slower. The last worker is
-   * the one a history walk's second segment, started last, goes to.
-   */
-  async warm(root: string, maxFileBytes: number, item: ParseItem, times: number): Promise<void> {
-    const slot = this.slots[this.slots.length - 1];
-    try {
-      await slot.parse(root, maxFileBytes, Array.from({ length: times }, () => item));
-    } catch (e) {
-      if (e instanceof WorkerExit) slot.restart(e.generation);
-      throw e;
-    }
-  }
-
   async close(): Promise<void> {
     await Promise.all(this.slots.map((s) => s.close()));
   }
