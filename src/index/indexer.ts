@@ -15,7 +15,7 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileUpdate, type StoredFile } from './store.ts';
+import { Store, type FileUpdate, type SkippedFile, type StoredFile } from './store.ts';
 import { replaceDamaged, storeDamage } from './store-open.ts';
 import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
@@ -680,10 +680,22 @@ export class Indexer {
     const results: ParseOutcome[] = [];
     await this.parse(work, maxFileBytes, (batch) => results.push(...batch));
     const { updates, touches, drops } = this.classify(results, new Map());
-    if (updates.length + touches.length + drops.length + deletions.length > 0) {
+    // A file left out is recorded with its reason, as a walk records it: reads then say why it
+    // cannot be served (content_unavailable), not that it does not exist.
+    const skips: SkippedFile[] = [];
+    for (const r of results) {
+      if (r.ok) continue;
+      try {
+        const st = lstatSync(join(this.root, r.path));
+        skips.push({ path: r.path, size: st.size, mtimeMs: st.mtimeMs, reason: r.reason });
+      } catch {
+        // gone since it was read: its deletion event follows
+      }
+    }
+    if (updates.length + touches.length + drops.length + deletions.length + skips.length > 0) {
       const changed: FileChangeEvent[] = updates.map((u) => ({ path: u.path, kind: this.store.file(u.path) ? 'changed' : 'created' }));
       this.transaction(() => {
-        this.store.applyBatch(updates, touches, [...drops, ...deletions]);
+        this.store.applyBatch(updates, touches, [...drops, ...deletions], skips);
         if (selection.config.providers.binding.enabled) {
           this.graph.record(results, [...drops, ...deletions]);
           this.graph.resolve();
