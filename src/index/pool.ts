@@ -12,6 +12,9 @@ import { ExitBudget, parseSupervised, WorkerExit, WorkerSlot } from './worker-sl
 // worker never idles while another holds a long queue, nor while the writer stores its last batch.
 
 const BATCH = 16;
+/** Files in each of the first batches handed out, up to FIRST_BATCHES_FILES in all. */
+const FIRST_BATCH = 2;
+const FIRST_BATCHES_FILES = 8;
 /** Batches handed to one worker before its first result is back. */
 const IN_FLIGHT = 2;
 
@@ -67,7 +70,8 @@ export class WorkerPool {
     let failure: { error: unknown } | null = null;
     const next = (): ParseItem[] | null => {
       if (failure || cursor >= items.length) return null;
-      const batch = items.slice(cursor, cursor + BATCH);
+      // The first batches are small: a cold build's first stored files let reads in.
+      const batch = items.slice(cursor, cursor + (cursor < FIRST_BATCHES_FILES ? FIRST_BATCH : BATCH));
       cursor += batch.length;
       return batch;
     };
@@ -103,6 +107,7 @@ export class WorkerPool {
       }),
     );
     if (failure) throw (failure as { error: unknown }).error;
+    budget.settle();
   }
 
   /**

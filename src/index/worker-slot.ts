@@ -17,6 +17,8 @@ export class WorkerExit extends Error {
     message: string,
     /** Which of the slot's workers it was (see WorkerSlot.restart). */
     readonly generation: number,
+    /** Whether that worker had started (loaded its grammars): an exit before is no file's doing. */
+    readonly started = true,
   ) {
     super(message);
   }
@@ -47,6 +49,8 @@ export class WorkerSlot {
   private queued = 0;
   /** Resolves when the current worker has loaded what it parses with (its `ready` message). */
   private ready: Promise<void> = Promise.resolve();
+  /** The generation of the last worker that sent its `ready` message. */
+  private readyGeneration = 0;
 
   constructor(private readonly start: () => Worker) {
     this.worker = this.spawn();
@@ -61,7 +65,7 @@ export class WorkerSlot {
     const w = this.start();
     this.gone = null;
     this.lastError = null;
-    this.generation++;
+    const generation = ++this.generation;
     this.queued = 0;
     // Loading the grammars (and, from sources, compiling them) is no parse: a batch's stall clock
     // starts once the worker is ready. A start that never ends is bounded on its own.
@@ -71,6 +75,7 @@ export class WorkerSlot {
         if (msg?.ready !== true) return;
         w.off('message', onReady);
         if (startTimer) clearTimeout(startTimer);
+        this.readyGeneration = Math.max(this.readyGeneration, generation);
         resolve();
       };
       w.on('message', onReady);
@@ -126,7 +131,8 @@ export class WorkerSlot {
   private call<T>(payload: object, files: number, pick: (msg: Reply) => T, stream?: { ids: Feed<string | null>; walked: (n: number) => void }): Promise<T> {
     const worker = this.worker;
     const generation = this.generation;
-    if (this.gone !== null) return Promise.reject(new WorkerExit(this.gone, generation));
+    const exit = (message: string) => new WorkerExit(message, generation, this.readyGeneration >= generation);
+    if (this.gone !== null) return Promise.reject(exit(this.gone));
     const id = this.nextId++;
     // Each file may use its whole parse budget, and this request waits behind those sent before
     // it; past that, and a margin for reading, the worker is stuck.
@@ -147,13 +153,13 @@ export class WorkerSlot {
       };
       const onExit = () => {
         cleanup();
-        reject(new WorkerExit(this.gone ?? 'exited', generation));
+        reject(exit(this.gone ?? 'exited'));
       };
       void this.ready.then(() => {
         if (settled) return;
         timer = setTimeout(() => {
           cleanup();
-          reject(new WorkerExit(`no answer within ${stallMs} ms`, generation));
+          reject(exit(`no answer within ${stallMs} ms`));
         }, stallMs);
         timer.unref();
       });
@@ -189,27 +195,44 @@ export class WorkerSlot {
   }
 }
 
-/** Worker exits one pool run tolerates in a row, with no answer between them, before it fails. */
+/**
+ * Worker exits one pool run tolerates in a row, with no answer between them, before it fails;
+ * and a run whose workers never started fails however few its exits (that is no fault of the
+ * files, which a small run would otherwise leave out one by one).
+ */
 export class ExitBudget {
   private inRow = 0;
+  private last: WorkerExit | null = null;
+  private everAnswered = false;
+  private everStarted = false;
 
   /** Counts an exit; throws the build's error past WORKER_EXITS_MAX in a row. */
   spend(err: WorkerExit): void {
     this.inRow++;
+    this.last = err;
+    if (err.started) this.everStarted = true;
     log('warn', 'index.worker', 'parse worker exited; restarting it', { reason: err.message, in_row: this.inRow });
-    if (this.inRow > WORKER_EXITS_MAX) {
-      throw new RiftError('internal_error', [
-        ['component', 'index parse workers'],
-        ['exits in a row', this.inRow],
-        ['last', err.message],
-        ['next', 'the index could not be built; see the server log'],
-      ]);
-    }
+    if (this.inRow > WORKER_EXITS_MAX) throw this.failure();
   }
 
   /** A worker answered: the workers can work, and a later exit is about its file. */
   answered(): void {
     this.inRow = 0;
+    this.everAnswered = true;
+  }
+
+  /** At the end of a run: throws the build's error when workers exited and none ever started. */
+  settle(): void {
+    if (this.last !== null && !this.everAnswered && !this.everStarted) throw this.failure();
+  }
+
+  private failure(): RiftError {
+    return new RiftError('internal_error', [
+      ['component', 'index parse workers'],
+      ['exits in a row', this.inRow],
+      ['last', this.last?.message ?? 'unknown'],
+      ['next', 'the index could not be built; see the server log'],
+    ]);
   }
 }
 

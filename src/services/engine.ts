@@ -56,8 +56,10 @@ export class Engine {
   /** Opens the workspace `workspace` names, or the current directory when it is undefined. */
   static async open(workspace: string | undefined, options: EngineOptions): Promise<Engine> {
     const root = canonicalRoot(workspace);
-    // Servers parse from the first request on; one-shot commands load grammars only when they parse.
-    if (options.watch) await initSyntax();
+    // Servers load the grammars now, alongside opening the store and the first walk (a few
+    // hundred milliseconds); whatever parses on this thread awaits them. One-shot commands
+    // load them only when they parse.
+    if (options.watch) initSyntax().catch(() => undefined);
     const config = new ConfigLoader(root);
     const store = openStore(root);
     const indexer = new Indexer(root, config, store, { parseInWorkers: options.watch });

@@ -73,30 +73,56 @@ test('a file that ends its worker every time is left out, naming why; the rest i
   }
 });
 
-test('workers that cannot start fail the run with a clear error instead of waiting', async () => {
-  const files = pyFiles(5);
+test('a run of only a file that ends its started worker leaves it out; the run itself succeeds', async () => {
+  // As the watcher's one-file runs meet it: the workers start, so the file is at fault.
+  const files = { 'poison.py': Array.from({ length: 80_000 }, (_, i) => `# comment line number ${i} with some words in it`).join('\n') };
   const root = tempWorkspace(files);
-  let starts = 0;
-  const pool = new WorkerPool({
-    size: 2,
-    start: () => {
-      starts++;
-      return new Worker('process.exit(7)', { eval: true });
-    },
-  });
+  const pool = new WorkerPool({ size: 2, start: () => startParseWorker(12) });
   try {
-    await assert.rejects(pool.run(root, MAX, items(files), () => undefined), (e: unknown) => {
-      assert.ok(e instanceof RiftError);
-      assert.equal(e.code, 'internal_error');
-      assert.match(e.message, new RegExp(`component index parse workers, exits in a row ${WORKER_EXITS_MAX + 1}, last exit code 7, next the index could not be built`));
-      return true;
-    });
-    assert.ok(starts <= WORKER_EXITS_MAX + 3, `bounded restarts (${starts})`);
+    const seen: ParseOutcome[] = [];
+    await pool.run(root, MAX, items(files), (batch) => seen.push(...batch));
+    assert.deepEqual(seen, [{ path: 'poison.py', ok: false, reason: 'worker_exit' }]);
   } finally {
     await pool.close();
     removeWorkspace(root);
   }
 });
+
+// However many files: a large run meets the limit of exits in a row, a small one runs out of
+// files first (each left out after two tries) and fails because no worker ever answered.
+for (const count of [1, 5, 40]) {
+  test(`workers that cannot start fail the run with a clear error instead of waiting (${count} files)`, async () => {
+    const files = pyFiles(count);
+    const root = tempWorkspace(files);
+    let starts = 0;
+    const pool = new WorkerPool({
+      size: 2,
+      start: () => {
+        starts++;
+        return new Worker('process.exit(7)', { eval: true });
+      },
+    });
+    try {
+      await assert.rejects(
+        pool.run(root, MAX, items(files), () => undefined),
+        (e: unknown) => {
+          assert.ok(e instanceof RiftError);
+          assert.equal(e.code, 'internal_error');
+          const m = /component index parse workers, exits in a row (\d+), last exit code 7, next the index could not be built/.exec(e.message);
+          assert.ok(m, e.message);
+          assert.ok(Number(m[1]) >= 1 && Number(m[1]) <= WORKER_EXITS_MAX + 1, e.message);
+          if (count > 2 * (WORKER_EXITS_MAX + 1)) assert.equal(Number(m[1]), WORKER_EXITS_MAX + 1);
+          return true;
+        },
+      );
+      // Two workers started, one restart per counted exit, and one more the other worker may begin.
+      assert.ok(starts <= 2 + WORKER_EXITS_MAX + 2, `bounded restarts (${starts})`);
+    } finally {
+      await pool.close();
+      removeWorkspace(root);
+    }
+  });
+}
 
 test('a revision blob parsed in a worker gives the rows parsing it here gives', async () => {
   const pool = new WorkerPool({ size: 2 });
