@@ -408,6 +408,7 @@ export class Indexer {
       this.pool ??= new WorkerPool();
       const bulk = work.length > BULK_AFTER_FILES;
       if (bulk) this.store.beginBulk(stored.size === 0);
+      if (bulk && binding) this.graph.store.beginBulk();
       // Worker batches are written in larger transactions (fewer commits and full-text
       // segments), but at least every WRITE_INTERVAL_MS so reads see the build progress.
       let buffer: ParseOutcome[] = [];
@@ -427,6 +428,7 @@ export class Indexer {
         });
         flush();
       } finally {
+        if (bulk && binding) this.graph.store.endBulk();
         if (bulk) this.store.endBulk();
         this.partial = null;
       }

@@ -11,6 +11,33 @@ import type { Declaration } from '../../syntax/types.ts';
 // Bumped when the recorded facts change shape or meaning: the graph is then rebuilt from the tree.
 const GRAPH_SCHEMA = '4';
 
+/**
+ * Secondary indexes of the fact tables. A cold build records every file's facts without them
+ * and builds them once at its end (beginBulk/endBulk): inserting hundreds of thousands of rows
+ * into five indexes keyed by name took most of the graph's recording time.
+ */
+const FACT_INDEXES = [
+  'graph_decls_file ON graph_decls(file_id)',
+  'graph_decls_name ON graph_decls(name)',
+  'graph_imports_file ON graph_imports(file_id, local)',
+  'graph_members_file ON graph_members(file_id, owner, member)',
+  'graph_refs_file ON graph_refs(file_id)',
+  'graph_refs_name ON graph_refs(name)',
+  // Only inheritance is looked up by its source (a type's bases): a partial index, a few
+  // thousand rows where one over every reference took a tenth of the store.
+  "graph_refs_bases ON graph_refs(from_qname) WHERE kind IN ('extends', 'implements', 'embeds')",
+  'graph_ref_words_word ON graph_ref_words(word)',
+  'graph_ref_words_file ON graph_ref_words(file_id)',
+];
+/** Indexes of the edges: a full resolve pass, which rewrites every edge, builds them after it. */
+const EDGE_INDEXES = [
+  'graph_edges_src ON graph_edges(src, kind)',
+  'graph_edges_dst ON graph_edges(dst, kind)',
+  'graph_edges_ref ON graph_edges(ref_id)',
+  'graph_edges_file ON graph_edges(file_id)',
+];
+const indexName = (spec: string) => spec.slice(0, spec.indexOf(' '));
+
 export interface RefRow {
   id: number;
   file_id: number;
@@ -66,6 +93,8 @@ export interface FileFacts {
 
 export class GraphStore {
   private readonly stmts: ReturnType<GraphStore['prepare']>;
+  /** Inside beginBulk/endBulk with the fact indexes dropped. */
+  private bulk = false;
 
   constructor(private readonly db: Tables) {
     GraphStore.migrate(db);
@@ -79,7 +108,11 @@ export class GraphStore {
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
-    if (row?.value === GRAPH_SCHEMA && present.n === tables.length) return;
+    if (row?.value === GRAPH_SCHEMA && present.n === tables.length) {
+      // A process that ended inside a bulk build or a full pass left some of them dropped.
+      GraphStore.createIndexes(db, [...FACT_INDEXES, ...EDGE_INDEXES]);
+      return;
+    }
     db.exec(`
       ${tables.map((t) => `DROP TABLE IF EXISTS ${t};`).join('\n')}
       CREATE TABLE graph_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, language TEXT NOT NULL, sha256 TEXT NOT NULL);
@@ -88,38 +121,64 @@ export class GraphStore {
       CREATE TABLE graph_decls (
         file_id INTEGER NOT NULL, name TEXT NOT NULL, qname TEXT NOT NULL, kind TEXT NOT NULL, container TEXT, facets TEXT NOT NULL
       );
-      CREATE INDEX graph_decls_file ON graph_decls(file_id);
-      CREATE INDEX graph_decls_name ON graph_decls(name);
       CREATE TABLE graph_imports (file_id INTEGER NOT NULL, local TEXT NOT NULL, module TEXT NOT NULL, imported TEXT, reexport INTEGER NOT NULL);
-      CREATE INDEX graph_imports_file ON graph_imports(file_id, local);
       CREATE TABLE graph_members (file_id INTEGER NOT NULL, owner TEXT NOT NULL, member TEXT NOT NULL, type TEXT NOT NULL);
-      CREATE INDEX graph_members_file ON graph_members(file_id, owner, member);
       CREATE TABLE graph_refs (
         id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, from_qname TEXT NOT NULL, kind TEXT NOT NULL,
         name TEXT NOT NULL, receiver TEXT NOT NULL, text TEXT, start INTEGER NOT NULL, end INTEGER NOT NULL
       );
-      CREATE INDEX graph_refs_file ON graph_refs(file_id);
-      CREATE INDEX graph_refs_name ON graph_refs(name);
-      -- Only inheritance is looked up by its source (a type's bases): a partial index, a few
-      -- thousand rows where one over every reference took a tenth of the store.
-      CREATE INDEX graph_refs_bases ON graph_refs(from_qname) WHERE kind IN ('extends', 'implements', 'embeds');
       -- The names a reference's receiver text is made of (\`Store\` and \`inner\` of \`st.Store#inner\`):
       -- a change to what one of them means re-resolves the reference.
       CREATE TABLE graph_ref_words (file_id INTEGER NOT NULL, ref_id INTEGER NOT NULL, word TEXT NOT NULL);
-      CREATE INDEX graph_ref_words_word ON graph_ref_words(word);
-      CREATE INDEX graph_ref_words_file ON graph_ref_words(file_id);
       CREATE TABLE graph_nodes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, qname TEXT NOT NULL, UNIQUE(path, qname));
       CREATE TABLE graph_edges (
         src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, derivation TEXT NOT NULL,
         file_id INTEGER NOT NULL, ref_id INTEGER
       );
-      CREATE INDEX graph_edges_src ON graph_edges(src, kind);
-      CREATE INDEX graph_edges_dst ON graph_edges(dst, kind);
-      CREATE INDEX graph_edges_ref ON graph_edges(ref_id);
-      CREATE INDEX graph_edges_file ON graph_edges(file_id);
     `);
+    GraphStore.createIndexes(db, [...FACT_INDEXES, ...EDGE_INDEXES]);
     db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('graph_schema', ?)`).run(GRAPH_SCHEMA);
     db.prepare(`DELETE FROM meta WHERE key = 'graph_built'`).run();
+  }
+
+  private static createIndexes(db: Tables, specs: readonly string[]): void {
+    for (const spec of specs) db.exec(`CREATE INDEX IF NOT EXISTS ${spec}`);
+  }
+
+  private static dropIndexes(db: Tables, specs: readonly string[]): void {
+    for (const spec of specs) db.exec(`DROP INDEX IF EXISTS ${indexName(spec)}`);
+  }
+
+  /**
+   * A cold build's recording: into a graph that holds no file yet, facts are inserted without
+   * the fact tables' secondary indexes, built once by `endBulk`. Lookups meanwhile still answer
+   * (by scanning).
+   */
+  beginBulk(): void {
+    if (this.stmts.anyFile.get() !== undefined) return;
+    GraphStore.dropIndexes(this.db, FACT_INDEXES);
+    this.bulk = true;
+  }
+
+  /** Whether the fact tables have their indexes (not so while a cold build records, in any process). */
+  factsIndexed(): boolean {
+    return this.stmts.indexPresent.get(indexName(FACT_INDEXES[FACT_INDEXES.length - 1])) !== undefined;
+  }
+
+  endBulk(): void {
+    if (!this.bulk) return;
+    GraphStore.createIndexes(this.db, FACT_INDEXES);
+    this.bulk = false;
+  }
+
+  /** Runs `rewrite` (which replaces every edge) with the edge indexes built after it, not row by row. */
+  rewritingEdges<T>(rewrite: () => T): T {
+    GraphStore.dropIndexes(this.db, EDGE_INDEXES);
+    try {
+      return rewrite();
+    } finally {
+      GraphStore.createIndexes(this.db, EDGE_INDEXES);
+    }
   }
 
   private prepare() {
@@ -195,6 +254,7 @@ export class GraphStore {
            AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE dst = graph_nodes.id)`,
       ),
       anyFile: db.prepare(`SELECT 1 AS x FROM graph_files LIMIT 1`),
+      indexPresent: db.prepare(`SELECT 1 AS x FROM sqlite_master WHERE type = 'index' AND name = ?`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`),
       referenceCounts: db.prepare(
@@ -301,11 +361,15 @@ export class GraphStore {
     return this.stmts.basesOf.all(qname) as RefRow[];
   }
 
-  /** Replaces a file's facts; returns its graph file id. Its edges are dropped (the caller re-resolves). */
-  put(facts: FileFacts): number {
+  /**
+   * Replaces a file's facts; returns its graph file id. Its edges are dropped (the caller
+   * re-resolves). `known`: whether the graph held the file (a file it did not hold has nothing
+   * to clear, which a bulk build, its indexes dropped, could only find by scanning).
+   */
+  put(facts: FileFacts, known = true): number {
     const s = this.stmts;
     const { id } = s.upsertFile.get(facts.path, facts.language, facts.sha256) as { id: number };
-    this.clear(id);
+    if (known) this.clear(id);
     for (const d of facts.declarations) s.insertDecl.run(id, d.name, d.qualifiedName, d.kind, d.container, d.facets.join(','));
     for (const i of facts.relations.imports) s.insertImport.run(id, i.local, i.module, i.imported, i.reexport ? 1 : 0);
     for (const m of facts.relations.members) s.insertMember.run(id, m.owner, m.member, m.type);

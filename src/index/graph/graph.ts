@@ -4,6 +4,7 @@ import type { SymbolInput } from '../parse-job.ts';
 import type { Declaration } from '../../syntax/types.ts';
 import { GraphStore, type DeclRow, type RefRow } from './graph-store.ts';
 import { Resolver } from './resolve.ts';
+import { BoundedCache } from '../../core/bounded-cache.ts';
 
 // The binding provider's graph over the index: each batch records the relation facts of the
 // files it parsed, and the next `resolve` links what can have changed — every reference of a
@@ -31,6 +32,9 @@ type DeclFacts = Pick<Declaration, 'name' | 'qualifiedName' | 'kind' | 'containe
 function declFacts(rows: readonly SymbolInput[]): DeclFacts[] {
   return rows.map((r) => ({ name: r[0], qualifiedName: r[1], kind: r[4] as Declaration['kind'], container: r[8], facets: (r[6] === '' ? [] : r[6].split(',')) as Declaration['facets'] }));
 }
+
+/** Node ids one resolve keeps at hand (a miss is one indexed lookup). */
+const NODES_CACHED = 65536;
 
 export class RelationGraph {
   readonly store: GraphStore;
@@ -74,7 +78,7 @@ export class RelationGraph {
       else for (const d of declarations) this.dirtyNames.add(d.name);
       if (before === null) for (const e of after.exports) this.markExport(e);
       if (!this.pending) this.store.markPending();
-      const fileId = this.store.put({ path: o.path, language: o.language, sha256: o.sha256, declarations, relations: o.relations });
+      const fileId = this.store.put({ path: o.path, language: o.language, sha256: o.sha256, declarations, relations: o.relations }, known !== null);
       this.dirtyFiles.add(fileId);
     }
   }
@@ -144,7 +148,8 @@ export class RelationGraph {
       return;
     }
     const resolver = new Resolver(this.store);
-    const nodes = new Map<string, number>();
+    // Node ids by declaration, bounded: a full pass links every declaration of the tree.
+    const nodes = new BoundedCache<string, number>(NODES_CACHED);
     const node = (path: string, qname: string) => {
       const key = `${path}\0${qname}`;
       let id = nodes.get(key);
@@ -162,9 +167,20 @@ export class RelationGraph {
     const recorded = this.store.recorded();
     const full = this.full || this.dirtyFiles.size > recorded.size * FULL_PASS_SHARE;
     const files = full ? [...recorded.values()].map((f) => f.id) : [...this.dirtyFiles];
+    const contains = () => {
+      for (const id of files) {
+        for (const d of this.store.declsOf(id)) {
+          if (d.container === null) continue;
+          this.store.addEdge(node(d.path, d.container), node(d.path, d.qname), 'contains', 'resolution', id, null);
+        }
+      }
+    };
     if (full) {
-      this.store.dropAllEdges();
-      for (const ref of this.store.allRefs()) link(ref);
+      this.store.rewritingEdges(() => {
+        this.store.dropAllEdges();
+        for (const ref of this.store.allRefs()) link(ref);
+        contains();
+      });
     } else {
       const again = new Map<number, RefRow>();
       // A name that changed meaning re-resolves the references naming it and those reaching
@@ -177,12 +193,7 @@ export class RelationGraph {
         if (!dirty.has(ref.file_id)) this.store.dropEdgesOfRef(ref.id);
         link(ref);
       }
-    }
-    for (const id of files) {
-      for (const d of this.store.declsOf(id)) {
-        if (d.container === null) continue;
-        this.store.addEdge(node(d.path, d.container), node(d.path, d.qname), 'contains', 'resolution', id, null);
-      }
+      contains();
     }
     this.store.collectNodes();
     this.store.markBuilt();
@@ -195,6 +206,10 @@ export class RelationGraph {
 
 /** What the file-scope calls of these files (a script's top level, a `__main__` guard) resolve to. */
 export function fileScopeTargets(graph: GraphStore, paths: readonly string[]): DeclRow[] {
+  // A cold build records facts without their indexes (GraphStore.beginBulk), and its facts are
+  // not resolved before it ends: a map read meanwhile names no entry point rather than scan
+  // every reference once per file.
+  if (!graph.factsIndexed()) return [];
   const resolver = new Resolver(graph);
   const out: DeclRow[] = [];
   for (const path of paths) {

@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { BoundedCache } from '../../core/bounded-cache.ts';
 import type { DeclRow, GraphStore, ImportRow, RefRow } from './graph-store.ts';
 import { familyOf, FileSet, type LanguageFamily, type ModuleTarget } from './modules.ts';
 
@@ -46,6 +47,16 @@ type Bound = { decl: DeclRow } | { modules: ModuleTarget[] } | null;
 const TYPE_KINDS = new Set(['class', 'interface', 'struct', 'enum', 'trait', 'record', 'annotation_type', 'type', 'type_alias']);
 const SCOPE_KINDS = new Set([...TYPE_KINDS, 'namespace', 'module']);
 const DEPTH_MAX = 6;
+/**
+ * What one resolver keeps of the files, names and types it has looked at. A full pass visits
+ * every file, so unbounded caches held the whole tree's declarations in memory (at 8 copies of
+ * the stdlib the pass did not fit a 64 MB heap); references are resolved file by file, so a
+ * bounded cache keeps the files in use and the modules they import.
+ */
+const FILES_CACHED = 1024;
+const NAMES_CACHED = 8192;
+/** Declarations held by the cache of declarations by name (a common name has thousands). */
+const NAMED_ROWS_CACHED = 65536;
 
 /** Member names standard libraries use everywhere: a workspace declaration of one is no evidence. */
 const COMMON_NAMES: Readonly<Record<LanguageFamily, ReadonlySet<string>>> = {
@@ -90,12 +101,12 @@ const COMMON_NAMES: Readonly<Record<LanguageFamily, ReadonlySet<string>>> = {
 
 export class Resolver {
   private readonly files: FileSet;
-  private readonly ctxs = new Map<number, FileCtx>();
+  private readonly ctxs = new BoundedCache<number, FileCtx>(FILES_CACHED);
   private readonly ctxByPath = new Map<string, number>();
   private readonly fileById = new Map<number, { path: string; language: string }>();
-  private readonly named = new Map<string, DeclRow[]>();
-  private readonly typeCache = new Map<string, DeclRow | null>();
-  private readonly baseCache = new Map<string, DeclRow[]>();
+  private readonly named = new BoundedCache<string, DeclRow[]>(NAMED_ROWS_CACHED, (rows) => rows.length + 1);
+  private readonly typeCache = new BoundedCache<string, DeclRow | null>(NAMES_CACHED);
+  private readonly baseCache = new BoundedCache<string, DeclRow[]>(NAMES_CACHED);
 
   constructor(private readonly graph: GraphStore) {
     const recorded = graph.recorded();

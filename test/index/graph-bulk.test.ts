@@ -1,0 +1,151 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { symbolId } from '../../src/core/ids.ts';
+import { Engine } from '../../src/services/engine.ts';
+import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+
+// A cold build of more than the bulk threshold (256 parsed files) records the graph's facts
+// without their secondary indexes and rewrites every edge in one full pass with the edge indexes
+// built after it. What it stores must be exactly what file-by-file builds store, and the indexes
+// must be there afterwards — also after a process that ended mid-build left them dropped.
+
+const MODULES = 300;
+
+/** Modules that import, call, construct and subclass one another (every edge kind Python has). */
+function tree(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < MODULES; i++) {
+    const prev = (i + MODULES - 1) % MODULES;
+    const other = (i * 7 + 3) % MODULES;
+    files[`pkg/m${i}.py`] = [
+      `from pkg.m${prev} import Base${prev}, helper${prev}`,
+      `from pkg import m${other}`,
+      ``,
+      `class Base${i}:`,
+      `    def run(self):`,
+      `        return self.step()`,
+      ``,
+      `    def step(self):`,
+      `        return helper${prev}()`,
+      ``,
+      `class Child${i}(Base${prev}):`,
+      `    def step(self):`,
+      `        return m${other}.helper${other}() + super().step()`,
+      ``,
+      `def helper${i}():`,
+      `    return Base${i}().run()`,
+      ``,
+      ...(i === 0 ? [`if __name__ == '__main__':`, `    helper0()`, ``] : []),
+    ].join('\n');
+  }
+  return files;
+}
+
+function edges(root: string): string[] {
+  const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT s.path AS sp, s.qname AS sq, d.path AS dp, d.qname AS dq, e.kind, e.derivation
+         FROM graph_edges e JOIN graph_nodes s ON s.id = e.src JOIN graph_nodes d ON d.id = e.dst`,
+      )
+      .all() as Array<Record<string, string>>;
+    return rows.map((r) => `${r.sp}#${r.sq} -${r.kind}/${r.derivation}-> ${r.dp}#${r.dq}`).sort();
+  } finally {
+    db.close();
+  }
+}
+
+function indexes(root: string): string[] {
+  const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
+  try {
+    return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'graph_%'`).all() as Array<{ name: string }>).map((r) => r.name).sort();
+  } finally {
+    db.close();
+  }
+}
+
+/** Builds the tree once; how many files it parsed. */
+async function build(root: string): Promise<number> {
+  const engine = await Engine.open(root, { watch: false });
+  try {
+    return (await engine.build()).reparsed;
+  } finally {
+    await engine.close();
+  }
+}
+
+test('a bulk cold build stores the same graph as file-by-file builds, with every index', async () => {
+  const files = tree();
+  const bulk = tempWorkspace(files);
+  // The same tree reached in steps below the bulk threshold: 200 files, then the other 100.
+  const stepped = tempWorkspace(Object.fromEntries(Object.entries(files).slice(0, 200)));
+  try {
+    assert.equal(await build(bulk), MODULES);
+    assert.equal(await build(stepped), 200);
+    for (const [path, text] of Object.entries(files).slice(200)) writeFileSync(join(stepped, path), text);
+    assert.equal(await build(stepped), 100);
+
+    const got = edges(bulk);
+    assert.deepEqual(got, edges(stepped));
+    // Every kind of edge is there (so the comparison covers them all).
+    for (const kind of ['calls', 'constructs', 'extends', 'imports', 'contains']) {
+      assert.ok(got.some((e) => e.includes(` -${kind}/`)), `an edge of kind ${kind}`);
+    }
+    assert.ok(got.includes('pkg/m5.py#Child5 -extends/resolution-> pkg/m4.py#Base4'), 'a base class across modules');
+    const expected = indexes(stepped);
+    assert.ok(expected.length >= 13, expected.join(', '));
+    assert.deepEqual(indexes(bulk), expected);
+  } finally {
+    removeWorkspace(bulk);
+    removeWorkspace(stepped);
+  }
+});
+
+test('graph indexes a process dropped and never rebuilt (killed mid-build) are back at the next open', async () => {
+  const root = tempWorkspace(tree());
+  try {
+    await build(root);
+    const before = indexes(root);
+    const db = new Database(join(root, '.rift', 'rift.db'));
+    for (const name of ['graph_refs_name', 'graph_decls_name', 'graph_edges_dst']) db.exec(`DROP INDEX ${name}`);
+    db.close();
+    assert.equal(indexes(root).length, before.length - 3);
+
+    const engine = await Engine.open(root, { watch: false });
+    try {
+      assert.deepEqual(indexes(root), before);
+      // The graph answers through the restored indexes: helper4's callers (Base5.step, Child?.step).
+      const callers = await engine.search.search({ traversal: { seed: symbolId('python', 'pkg/m4.py', 'helper4'), direction: 'incoming', facets: ['calls'] }, limit: 100 });
+      const ids = callers.results.map((h) => (h.hit.target === 'symbol' ? h.hit.symbol.id : h.path));
+      assert.ok(ids.includes(symbolId('python', 'pkg/m5.py', 'Base5.step')), ids.join(', '));
+    } finally {
+      await engine.close();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a map read while a cold build records facts unindexed answers at once; entry points come with the build', async () => {
+  const root = tempWorkspace(tree());
+  const engine = await Engine.open(root, { watch: false });
+  try {
+    let finished = false;
+    const build = engine.build().then(() => (finished = true));
+    // Answered once the first files are stored (the build's first partial publication).
+    await engine.search.search({ query: 'helper', limit: 1 });
+    assert.equal(finished, false, 'read during the build');
+    assert.equal(engine.indexer.graph.store.factsIndexed(), false, 'the facts are recorded without their indexes');
+    assert.deepEqual(engine.map.current().entry_points, []);
+    await build;
+    assert.equal(engine.indexer.graph.store.factsIndexed(), true);
+    assert.deepEqual(engine.map.current().entry_points, [symbolId('python', 'pkg/m0.py', 'helper0')]);
+  } finally {
+    await engine.close();
+    removeWorkspace(root);
+  }
+});
