@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as JsonRpcModule from 'vscode-jsonrpc/node.js';
@@ -188,7 +189,14 @@ export class LspClient {
   ): Promise<LspClient> {
     const jsonRpc = (rpc ??= await import('vscode-jsonrpc/node.js'));
     const args = definition.args.map((a) => (a === '{state}' ? stateDirFor(stateDir) : a));
-    const child = spawn(definition.command, args, { cwd: engineRoot, stdio: ['pipe', 'pipe', 'pipe'], env: process.env });
+    // The engine's temporary files go to a directory of its own, removed when it exits:
+    // typescript-language-server makes a directory in the system's for every start (its request
+    // cancellation pipes) and never removes it.
+    const temp = mkdtempSync(join(tmpdir(), 'rift-engine-'));
+    const removeTemp = () => rmSync(temp, { recursive: true, force: true });
+    const env = { ...process.env, TMPDIR: temp, TMP: temp, TEMP: temp };
+    const child = spawn(definition.command, args, { cwd: engineRoot, stdio: ['pipe', 'pipe', 'pipe'], env });
+    child.once('exit', removeTemp);
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString('utf8')).slice(-ENGINE_STDERR_BYTES_MAX);
@@ -206,6 +214,7 @@ export class LspClient {
     try {
       await spawned;
     } catch (e) {
+      removeTemp();
       throw engineUnavailable(definition.name, `could not start: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
     const connection = jsonRpc.createMessageConnection(new jsonRpc.StreamMessageReader(child.stdout!), new SettledWriter(new jsonRpc.StreamMessageWriter(child.stdin!)));

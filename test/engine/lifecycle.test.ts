@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RiftError } from '../../src/core/errors.ts';
 import { Engine } from '../../src/services/engine.ts';
@@ -58,6 +59,14 @@ async function refusal(p: Promise<unknown>): Promise<RiftError> {
   assert.fail('expected a RiftError');
 }
 
+/** The temporary directory rift gave an engine process (its TMPDIR). */
+function engineTemp(pid: number): string {
+  const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  const dir = env.find((v) => v.startsWith('TMPDIR='))!.slice('TMPDIR='.length);
+  assert.ok(dir.startsWith(join(tmpdir(), 'rift-engine-')), dir);
+  return dir;
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -91,6 +100,9 @@ for (const L of LANGUAGES) {
       assert.equal(s.root, '');
       assert.equal(s.restarts, 0);
       assert.ok(s.pid && alive(s.pid));
+      const temp = engineTemp(s.pid);
+      // typescript-language-server's cancellation pipes land there, not in the system's directory.
+      if (L.engine === 'typescript-language-server') assert.ok(readdirSync(temp).some((n) => /^[0-9a-f]{32}$/.test(n)), readdirSync(temp).join(', '));
     });
 
     test('the engine sees a file written outside rift: its new reference stops the removal', async () => {
@@ -103,12 +115,14 @@ for (const L of LANGUAGES) {
 
     test('a crashed engine is restarted with backoff and serves the next change', async () => {
       const before = stateOf(engine, L.language);
+      const crashedTemp = engineTemp(before.pid!);
       process.kill(before.pid!, 'SIGKILL');
       const restarted = await eventually(() => {
         const s = stateOf(engine, L.language);
         return s.pid !== undefined && s.pid !== before.pid ? s : undefined;
       }, 30_000);
       assert.equal(restarted.restarts, 1);
+      assert.equal(existsSync(crashedTemp), false, 'the temporary directory of the crashed engine is gone');
       const r = await resend(() => engine.change.renameSymbol({ symbol: L.symbol, new_name: 'welcome' }));
       assert.equal(r.status, 'applied', JSON.stringify(r));
       assert.equal(r.status === 'applied' && r.summary.files.length, 2, 'the importer was renamed too');
@@ -117,8 +131,10 @@ for (const L of LANGUAGES) {
 
     test('close shuts the engine down', async () => {
       const pid = stateOf(engine, L.language).pid!;
+      const temp = engineTemp(pid);
       await engine.close();
       assert.equal(alive(pid), false);
+      assert.equal(existsSync(temp), false, 'its temporary directory is gone');
       assert.equal(stateOf(engine, L.language).state, 'stopped');
       engine = await Engine.open(root, { watch: false, engineTrust: trustAll }); // for the after hook
     });
