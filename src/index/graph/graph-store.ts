@@ -38,6 +38,10 @@ const EDGE_INDEXES = [
 ];
 const indexName = (spec: string) => spec.slice(0, spec.indexOf(' '));
 
+/** A reference row as resolution reads it (RefRow), and the join every reference query starts from. */
+const REF_COLUMNS = 'r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text';
+const REFS = `SELECT ${REF_COLUMNS} FROM graph_refs r JOIN graph_files g ON g.id = r.file_id`;
+
 export interface RefRow {
   id: number;
   file_id: number;
@@ -208,29 +212,13 @@ export class GraphStore {
       membersOfFile: db.prepare(`SELECT owner, member, type FROM graph_members WHERE file_id = ?`),
       deleteMembers: db.prepare(`DELETE FROM graph_members WHERE file_id = ?`),
       insertMember: db.prepare(`INSERT INTO graph_members(file_id, owner, member, type) VALUES (?, ?, ?, ?)`),
-      refsOfFile: db.prepare(
-        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
-         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.file_id = ?`,
-      ),
-      fileScopeCalls: db.prepare(
-        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
-         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.file_id = ? AND r.from_qname = '' AND r.kind = 'calls'`,
-      ),
-      refsNamed: db.prepare(
-        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
-         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.name = ?`,
-      ),
-      refsAfter: db.prepare(
-        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
-         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id WHERE r.id > ? ORDER BY r.id LIMIT ?`,
-      ),
-      basesOf: db.prepare(
-        `SELECT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
-         FROM graph_refs r JOIN graph_files g ON g.id = r.file_id
-         WHERE r.from_qname = ? AND r.kind IN ('extends', 'implements', 'embeds') ORDER BY r.kind, r.id`,
-      ),
+      refsOfFile: db.prepare(`${REFS} WHERE r.file_id = ?`),
+      fileScopeCalls: db.prepare(`${REFS} WHERE r.file_id = ? AND r.from_qname = '' AND r.kind = 'calls'`),
+      refsNamed: db.prepare(`${REFS} WHERE r.name = ?`),
+      refsAfter: db.prepare(`${REFS} WHERE r.id > ? ORDER BY r.id LIMIT ?`),
+      basesOf: db.prepare(`${REFS} WHERE r.from_qname = ? AND r.kind IN ('extends', 'implements', 'embeds') ORDER BY r.kind, r.id`),
       refsThrough: db.prepare(
-        `SELECT DISTINCT r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text
+        `SELECT DISTINCT ${REF_COLUMNS}
          FROM graph_ref_words w JOIN graph_refs r ON r.id = w.ref_id JOIN graph_files g ON g.id = r.file_id
          WHERE w.word = ?`,
       ),
