@@ -203,7 +203,6 @@ export class WorkerSlot {
 export class ExitBudget {
   private inRow = 0;
   private last: WorkerExit | null = null;
-  private everAnswered = false;
   private everStarted = false;
 
   /** Counts an exit; throws the build's error past WORKER_EXITS_MAX in a row. */
@@ -218,12 +217,11 @@ export class ExitBudget {
   /** A worker answered: the workers can work, and a later exit is about its file. */
   answered(): void {
     this.inRow = 0;
-    this.everAnswered = true;
   }
 
   /** At the end of a run: throws the build's error when workers exited and none ever started. */
   settle(): void {
-    if (this.last !== null && !this.everAnswered && !this.everStarted) throw this.failure();
+    if (this.last !== null && !this.everStarted) throw this.failure();
   }
 
   private failure(): RiftError {
