@@ -151,7 +151,7 @@ export class ChangeService {
   }
 
   removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true));
+    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true), true);
   }
 
   patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -197,14 +197,14 @@ export class ChangeService {
     });
   }
 
-  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>): Promise<ChangeResult> {
+  /** `parses`: the plan itself parses (finding a node's declaration), so the grammars load first. */
+  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>, parses = false): Promise<ChangeResult> {
     const deadline = performance.now() + this.budgetMs;
     const accepted = this.config.current();
     await this.indexer.ensureBuilt(accepted.config).catch((e: unknown) => {
       throw storeError(e);
     });
-    // Plans parse (witnesses, node addresses, the edited files' new syntax): the grammars first.
-    await initSyntax();
+    if (parses) await initSyntax();
     const hooks = accepted.config.hooks;
     const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
     if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });

@@ -49,9 +49,10 @@ const SCOPE_KINDS = new Set([...TYPE_KINDS, 'namespace', 'module']);
 const DEPTH_MAX = 6;
 /**
  * What one resolver keeps of the files, names and types it has looked at. A full pass visits
- * every file, so unbounded caches held the whole tree's declarations in memory (at 8 copies of
- * the stdlib the pass did not fit a 64 MB heap); references are resolved file by file, so a
- * bounded cache keeps the files in use and the modules they import.
+ * every file, so unbounded caches held the whole tree's declarations in memory (on 8 copies of
+ * Debian's stdlib the pass needed more than a 128 MB heap, and bounded it fits); references are
+ * resolved file by file, so a bounded cache keeps the files in use and the modules they import.
+ * The sizes keep the pass as fast as unbounded caches there (half as large made it 1.6× slower).
  */
 const FILES_CACHED = 1024;
 const NAMES_CACHED = 8192;
