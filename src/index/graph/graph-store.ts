@@ -97,8 +97,6 @@ export interface FileFacts {
 
 export class GraphStore {
   private readonly stmts: ReturnType<GraphStore['prepare']>;
-  /** Inside beginBulk/endBulk with the fact indexes dropped. */
-  private bulk = false;
 
   constructor(private readonly db: Tables) {
     GraphStore.migrate(db);
@@ -161,7 +159,6 @@ export class GraphStore {
   beginBulk(): void {
     if (this.stmts.anyFile.get() !== undefined) return;
     GraphStore.dropIndexes(this.db, FACT_INDEXES);
-    this.bulk = true;
   }
 
   /** Whether the fact tables have their indexes (not so while a cold build records, in any process). */
@@ -169,10 +166,9 @@ export class GraphStore {
     return this.stmts.indexPresent.get(indexName(FACT_INDEXES[FACT_INDEXES.length - 1])) !== undefined;
   }
 
+  /** Builds the fact indexes beginBulk dropped (none when it dropped none). */
   endBulk(): void {
-    if (!this.bulk) return;
     GraphStore.createIndexes(this.db, FACT_INDEXES);
-    this.bulk = false;
   }
 
   /** Runs `rewrite` (which replaces every edge) with the edge indexes built after it, not row by row. */
