@@ -81,7 +81,7 @@ async function walkBeside(engine: Engine, dir: string, w: Walked): Promise<strin
   const peer = await timedMs(async () => git(dir, 'log', '--first-parent', '--format=%H', `-L:${w.header}:${w.file}`, range));
   const peerCommits = peer.value.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l)).length;
   const s = events[0] ?? {};
-  const spent = `log ${fmtMs(Number(s.log_ms))}, ${s.fetched} blobs read in ${fmtMs(Number(s.fetch_ms))}, ${s.parsed} parsed (${s.alone} of them the declaration alone) in ${fmtMs(Number(s.parse_ms))}`;
+  const spent = `log ${fmtMs(Number(s.log_ms))}, ${s.fetched} blobs read in ${fmtMs(Number(s.fetch_ms))}, ${s.parsed} parsed (${s.alone} of them a part alone, ${s.nested} of those its own lines) in ${fmtMs(Number(s.parse_ms))}`;
   const verdict = walk.ms <= peer.ms ? 'met' : 'not met';
   return `| history of the ${w.label} \`${w.name}\` in \`${w.file}\`: ${Math.min(WALK, touching.length)} first-parent commits touching the file | ${fmtMs(walk.ms)} (${versions.length} versions: ${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}; ${spent}) | \`git log -L:${w.header}:${w.file}\` over the same range: ${fmtMs(peer.ms)} (${peerCommits} commits; target ${verdict}) |`;
 }

@@ -30,10 +30,11 @@ import { BufferPool, type LogEntry, type Repository } from './git.ts';
 // found by its lines (`declarationEnd`). The part is shown right when it parses without errors as
 // exactly one declaration spanning all of it; otherwise the whole file is parsed as before. An
 // edit before the declaration that may add or remove a declaration of a name its qualified name
-// is made of (which would number it `~2`, or no longer) is always looked at by a parse. What a
-// version skipped this way does elsewhere is not seen: a syntax error elsewhere in it, or an edit
-// between a container's header and the declaration that re-nests it, counts as leaving the
-// declaration alone.
+// is made of (which would number it `~2`, or no longer), or between a container's header and the
+// declaration that may close the container (a line indented no deeper than its header, or more
+// closing braces than opening), is always looked at by a parse. What a version skipped this way
+// does elsewhere is not seen: a syntax error elsewhere in it counts as leaving the declaration
+// alone.
 //
 // The walk starts with `git log`: a first segment walks the versions as git finds them (in a
 // parse worker, when a runner is given), and once the log has ended a second segment takes the
@@ -66,8 +67,10 @@ export interface WalkStats {
   /** Blobs parsed, and the time spent parsing them. */
   parsed: number;
   parseMs: number;
-  /** Of the parsed, those where the outermost declaration holding it was parsed alone. */
+  /** Of the parsed, those where a part of the file holding it was parsed alone. */
   alone: number;
+  /** Of those, the ones where it was parsed by its own lines below its holders' header lines. */
+  nested: number;
 }
 
 export type State = DeclarationParts | null | 'unparseable';
@@ -95,7 +98,7 @@ export interface SegmentJob {
 export interface SegmentResult {
   /** The declaration in each version, aligned with the job's blobs. */
   states: State[];
-  stats: Pick<WalkStats, 'fetched' | 'fetchMs' | 'parsed' | 'parseMs' | 'alone'>;
+  stats: Pick<WalkStats, 'fetched' | 'fetchMs' | 'parsed' | 'parseMs' | 'alone' | 'nested'>;
 }
 
 /**
@@ -122,7 +125,7 @@ export async function timeline(
   maxFileBytes: number,
   runner?: SegmentRunner,
 ): Promise<Timeline> {
-  const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0 };
+  const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0, nested: 0 };
   const t = performance.now();
   const job = (blobs: Array<string | null>, streamed: boolean): SegmentJob => ({ cwd: repo.cwd, prefix: repo.prefix, blobs, streamed, bound: streamed ? max + 1 : blobs.length, language, qname, maxFileBytes });
   // With a runner the walk runs there (the workers: off the thread answering requests); a long
@@ -179,6 +182,7 @@ export async function timeline(
     stats.parsed += r.stats.parsed;
     stats.parseMs += r.stats.parseMs;
     stats.alone += r.stats.alone;
+    stats.nested += r.stats.nested;
   }
   const versions: TimelineVersion[] = [];
   const kept = complete ? log.length : max;
@@ -243,16 +247,7 @@ function closingLine(bytes: Uint8Array, place: DeclarationPlace, limit: number):
  * line above it. Null when any of them changed, or occurs more than once.
  */
 function relocated(newer: Uint8Array, older: Uint8Array, place: DeclarationPlace): DeclarationPlace | null {
-  const find = (start: number, end: number): number | null => {
-    const from = lineStartAt(newer, start);
-    const above = from === 0 ? 0 : lineStartAt(newer, from - 1);
-    const text = newer.subarray(above, end);
-    const haystack = Buffer.from(older.buffer, older.byteOffset, older.length);
-    const at = haystack.indexOf(text);
-    // Found at a line start (a blank line above matches any line's end otherwise), and once.
-    if (at < 0 || (at > 0 && older[at - 1] !== 0x0a) || haystack.indexOf(text, at + 1) >= 0) return null;
-    return at - above;
-  };
+  const find = (start: number, end: number) => foundOnce(newer, older, start, end);
   const closer = closingLine(newer, place, newer.length);
   const delta = find(place.span.start, closer === null ? newer.length : lineBreakAt(newer, closer));
   if (delta === null) return null;
@@ -270,6 +265,21 @@ function relocated(newer: Uint8Array, older: Uint8Array, place: DeclarationPlace
   const held = o === null || self ? -1 : place.headers.findIndex((h) => h.start === o.start);
   const outerSpan = self ? { ...o, start: o.start + delta, end: o.end >= 0 ? o.end + delta : -1 } : held >= 0 ? { ...o!, start: headers[held].start, end: -1 } : null;
   return { span: { start: place.span.start + delta, end: place.span.end + delta }, indent: place.indent, headers, outerItem: place.outerItem + outer, outer: outerSpan };
+}
+
+/**
+ * How far the text of `newer` from the line above the one holding `start` to `end` moved in
+ * `older`, where it is found once, at a line start; null when it is not.
+ */
+function foundOnce(newer: Uint8Array, older: Uint8Array, start: number, end: number): number | null {
+  const from = lineStartAt(newer, start);
+  const above = from === 0 ? 0 : lineStartAt(newer, from - 1);
+  const text = newer.subarray(above, end);
+  const haystack = Buffer.from(older.buffer, older.byteOffset, older.length);
+  const at = haystack.indexOf(text);
+  // Found at a line start (a blank line above matches any line's end otherwise), and once.
+  if (at < 0 || (at > 0 && older[at - 1] !== 0x0a) || haystack.indexOf(text, at + 1) >= 0) return null;
+  return at - above;
 }
 
 /** A place after an edit that left it alone: what lies after the edit moves by its length. */
@@ -319,16 +329,115 @@ function outerSlice(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, 
 }
 
 /**
- * The lines of the declaration at `place` (in the version before `bytes`) in `bytes`, when it is
- * held by a declaration around it in the text (not a Go method's receiver type) and `edit` starts
- * inside it: from the start of its first line to its end, moved by the edit when the edit ends
- * inside it, else found by its lines (`declarationEnd`). Null otherwise.
+ * The lines of the declaration at `place` (in `newer`, the version before `bytes`) in `bytes`,
+ * when it is held by a declaration around it in the text (not a Go method's receiver type), with
+ * where it and its holders' headers stand: as they did when `edit` starts inside it, else as
+ * found again (`refound`); its end moved by the edit when the edit ends inside it, else found by
+ * its lines (`declarationEnd`). Null otherwise.
  */
-function nestedLines(language: LanguageId, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace): ByteRange | null {
+function nestedLines(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: Names): Nested | null {
   const { span, outer } = place;
-  if (outer === null || outer.start >= span.start || edit.start <= span.start) return null;
-  const end = endAfter(language, bytes, edit, span.start, span.end, span.start);
-  return end === null ? null : { start: lineStartAt(bytes, span.start), end };
+  if (outer === null || outer.start >= span.start) return null;
+  const found = edit.start > span.start ? { start: span.start, headers: place.headers } : refound(language, newer, bytes, edit, place, names);
+  if (found === null) return null;
+  const end = endAfter(language, bytes, edit, found.start, span.end, found.start);
+  return end === null ? null : { ...found, lines: { start: lineStartAt(bytes, found.start), end } };
+}
+
+/** A declaration held by others, in the next version: where it starts, its lines and its holders' headers (innermost first). */
+interface Nested {
+  start: number;
+  lines: ByteRange;
+  headers: ByteRange[];
+}
+
+/**
+ * Where the declaration at `place` (in `newer`) and the headers of the declarations holding it
+ * stand in `bytes` after `edit`, which starts before it. Its holders' headers are where they were
+ * when the edit starts after the innermost one's; else each is found again with the line above
+ * it, once, at a line start (when the outermost holder is its outermost container, so that every
+ * header is one holding it), each inside the one around it. It is where its first line with the
+ * line above it (docs or decorators added there would be its own) is found once, at a line start
+ * after the innermost header and not before the edit. Nothing between a header and what it holds
+ * may close the holder (`stillHeld`), and no declaration of its name, or of its outermost
+ * container's, is added or removed before it. Null when any of that fails.
+ */
+function refound(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: Names): { start: number; headers: ByteRange[] } | null {
+  const { span } = place;
+  const innerEnd = (headers: ByteRange[]) => headers.reduce((n, h) => Math.max(n, h.end), 0);
+  let headers = place.headers;
+  if (edit.start <= innerEnd(headers)) {
+    if (place.outer!.start !== headers[headers.length - 1].start) return null;
+    headers = [];
+    for (const h of place.headers) {
+      const delta = foundOnce(newer, bytes, h.start, h.end);
+      if (delta === null) return null;
+      headers.push({ start: h.start + delta, end: h.end + delta });
+    }
+  }
+  const inner = innerEnd(headers);
+  const old = Buffer.from(newer.buffer, newer.byteOffset, newer.length);
+  const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const line = lineStartAt(old, span.start);
+  const above = line === 0 ? 0 : lineStartAt(old, line - 1);
+  const first = old.subarray(above, lineBreakAt(old, span.start) + 1);
+  const at = haystack.indexOf(first, lineStartAt(bytes, inner));
+  if (at <= 0 || bytes[at - 1] !== 0x0a || haystack.indexOf(first, at + 1) >= 0) return null;
+  const start = at + span.start - above;
+  if (start < edit.start || !heldBy(language, bytes, headers, start)) return null;
+  const tops: [number, number] = [place.headers[place.headers.length - 1].start, headers[headers.length - 1].start];
+  return renumbers(newer, bytes, edit, names, tops, [span.start, start]) ? null : { start, headers };
+}
+
+/**
+ * Whether the declaration starting at `start` in `bytes` is held by the declarations whose header
+ * lines `headers` lists (innermost first) where they stand there: each header before what it
+ * holds, with nothing between them that may close the holder (`stillHeld`).
+ */
+function heldBy(language: LanguageId, bytes: Uint8Array, headers: readonly ByteRange[], start: number): boolean {
+  let inside = lineStartAt(bytes, start);
+  for (const h of headers) {
+    if (h.end >= inside || !stillHeld(language, bytes, h.end, inside)) return false;
+    inside = lineStartAt(bytes, h.start);
+  }
+  return true;
+}
+
+/**
+ * Whether `edit`, reaching between the header of the outermost declaration holding the
+ * declaration at `place` (in `bytes`, the version after it) and its start, may have closed a
+ * holder before it: a class closed and another opened there would make it the other's.
+ */
+function renests(language: LanguageId, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace): boolean {
+  const { headers, outer, span } = place;
+  if (outer === null || outer.start >= span.start || outer.start !== headers[headers.length - 1].start) return false;
+  if (edit.start >= span.start || edit.newEnd <= outer.start) return false;
+  return !heldBy(language, bytes, headers, span.start);
+}
+
+/** Whether nothing in `bytes` from `from` (a header line's end) to `to` (a line start) may close the declaration that header opens. */
+function stillHeld(language: LanguageId, bytes: Uint8Array, from: number, to: number): boolean {
+  if (TEXT_LAYOUT[language].blocks !== 'indent') {
+    let depth = 0;
+    for (let i = from; i < to; i++) {
+      if (bytes[i] === 0x7b) depth++;
+      else if (bytes[i] === 0x7d && --depth < 0) return false;
+    }
+    return depth === 0;
+  }
+  const indentOf = (lineStart: number) => {
+    let i = lineStart;
+    while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++;
+    return i;
+  };
+  const headerLine = lineStartAt(bytes, from);
+  const depth = indentOf(headerLine) - headerLine;
+  for (let nl = bytes.indexOf(0x0a, from); nl !== -1 && nl + 1 < to; nl = bytes.indexOf(0x0a, nl + 1)) {
+    const first = indentOf(nl + 1);
+    const c = bytes[first];
+    if (first < to && c !== 0x0a && c !== 0x0d && first - (nl + 1) <= depth) return false;
+  }
+  return true;
 }
 
 /**
@@ -357,14 +466,19 @@ function parsedAlone(language: LanguageId, newer: Uint8Array, bytes: Uint8Array,
     stats.parseMs += performance.now() - t;
     return found;
   };
-  const lines = nestedLines(language, bytes, edit, place);
-  if (lines !== null) {
-    const parts = timed(() => locateNested(language, bytes, place.headers, lines, place.span.start, qname));
+  const nested = nestedLines(language, newer, bytes, edit, place, names);
+  if (nested !== null) {
+    const { lines, start, headers } = nested;
+    const parts = timed(() => locateNested(language, bytes, headers, lines, start, qname));
     if (parts !== null) {
-      // Its holders are as they were; the outermost one ends where it did, moved, unless the edit reached past it.
+      stats.nested++;
+      // Its holders' headers stand where they were found; the holder outermost in the text ends
+      // where it did, moved, unless the edit reached past it.
       const o = place.outer!;
+      const held = place.headers.findIndex((h) => h.start === o.start);
       const end = o.end >= 0 && edit.oldEnd < o.end ? o.end + edit.newEnd - edit.oldEnd : -1;
-      return { parts, place: { ...place, span: { start: place.span.start, end: lines.end }, outer: { ...o, end } } };
+      const outerItem = place.outerItem + headers[headers.length - 1].start - place.headers[place.headers.length - 1].start;
+      return { parts, place: { span: { start, end: lines.end }, indent: place.indent, headers, outerItem, outer: { ...o, start: headers[held].start, end } } };
     }
   }
   const slice = outerSlice(language, newer, bytes, edit, place, names);
@@ -441,7 +555,7 @@ function declarations(b: Uint8Array, from: number, to: number, name: Buffer, bar
 /** The declaration in each version of a segment (see the top of this file for how it looks). */
 export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.of(job.blobs), walked?: (n: number) => void): Promise<SegmentResult> {
   const states: State[] = [];
-  const stats: SegmentResult['stats'] = { fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0 };
+  const stats: SegmentResult['stats'] = { fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0, nested: 0 };
   const { language, qname, maxFileBytes } = job;
   let t = 0;
   const name = Buffer.from(shortName(qname));
@@ -496,7 +610,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
         // An edit clear of the declaration moves it; one spanning it (a commit changing lines
         // above and below) may still leave it, and what surrounds it, as it was.
         const place: DeclarationPlace | null = edit === null ? located.place : !mayChange(newer, edit, located.place) ? moved(located.place, edit) : relocated(newer, bytes, located.place);
-        if (place !== null && (edit === null || !renumbers(newer, bytes, edit, names, [top(located.place), top(place)], [located.place.span.start, place.span.start]))) {
+        if (place !== null && (edit === null || (!renumbers(newer, bytes, edit, names, [top(located.place), top(place)], [located.place.span.start, place.span.start]) && !renests(language, bytes, edit, place)))) {
           states.push(located.parts);
           located = { parts: located.parts, place };
           continue;

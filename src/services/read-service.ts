@@ -112,7 +112,7 @@ export class ReadService {
       hit.history = { symbol: hit.symbol.id, versions: t.versions, complete: t.complete };
       log('info', 'history.walk', 'history walked', {
         commits: t.stats.commits, versions: t.versions.length, log_ms: Math.round(t.stats.logMs), fetched: t.stats.fetched,
-        fetch_ms: Math.round(t.stats.fetchMs), parsed: t.stats.parsed, alone: t.stats.alone, parse_ms: Math.round(t.stats.parseMs),
+        fetch_ms: Math.round(t.stats.fetchMs), parsed: t.stats.parsed, alone: t.stats.alone, nested: t.stats.nested, parse_ms: Math.round(t.stats.parseMs),
       });
       if (!t.complete) {
         warnings.push({
