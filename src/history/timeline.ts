@@ -1,6 +1,6 @@
 import { lineBreakAt, lineStartAt } from '../core/lines.ts';
 import { classifyBytes } from '../workspace/read.ts';
-import { IncrementalTree, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
+import { IncrementalTree, initSyntax, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
 import { DECLARING_KEYWORDS, TEXT_LAYOUT } from '../syntax/layout.ts';
 import type { ByteRange, LanguageId } from '../syntax/types.ts';
 import { classify, declarationEnd, locateDeclaration, locateInSlice, locateNested, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
@@ -554,6 +554,8 @@ function declarations(b: Uint8Array, from: number, to: number, name: Buffer, bar
 
 /** The declaration in each version of a segment (see the top of this file for how it looks). */
 export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.of(job.blobs), walked?: (n: number) => void): Promise<SegmentResult> {
+  // Here or in a worker: the grammars are loaded once, on the first walk of a thread that has not parsed yet.
+  await initSyntax();
   const states: State[] = [];
   const stats: SegmentResult['stats'] = { fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0, nested: 0 };
   const { language, qname, maxFileBytes } = job;

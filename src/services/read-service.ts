@@ -96,8 +96,6 @@ export class ReadService {
     const from = commit ?? (await repo.resolve('HEAD'));
     const max = config.providers.history.max_revisions;
     const warnings: ReadWarning[] = [];
-    // A segment whose worker fails is walked on this thread, which parses then.
-    await initSyntax();
     // A server walks in its parse workers, off the thread answering requests.
     const pool = this.indexer.workers();
     const runner: SegmentRunner | undefined = pool ? (job, lane, ids, walked) => pool.walkSegment(job, lane, ids, walked) : undefined;

@@ -371,3 +371,21 @@ test('a method whose edit starts before it (its class, or the file above) is par
     repo.close();
   }
 });
+
+test('a walk on a thread that has not loaded the grammars loads them itself (a caller with no workers, or whose worker failed)', async () => {
+  // A fresh process: nothing in it has parsed before the walk.
+  const script = `
+    import { Repository } from ${JSON.stringify(new URL('../../src/history/git.ts', import.meta.url).href)};
+    import { timeline } from ${JSON.stringify(new URL('../../src/history/timeline.ts', import.meta.url).href)};
+    const repo = await Repository.open(process.argv[1]);
+    const t = await timeline(repo, process.argv[2], 'a.py', 'python', 'Box.m', 500, ${MAX_BYTES});
+    repo.close();
+    process.stdout.write(JSON.stringify(t.versions.map((v) => v.kind + ' ' + v.summary)));`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, root, head], { encoding: 'utf8' });
+  const repo = (await Repository.open(root))!;
+  try {
+    assert.deepEqual(JSON.parse(out), await reference(repo, 'Box.m', 500));
+  } finally {
+    repo.close();
+  }
+});
