@@ -149,3 +149,27 @@ test('a map read while a cold build records facts unindexed answers at once; ent
     removeWorkspace(root);
   }
 });
+
+test('a bulk-sized build into a graph that already holds files keeps the fact indexes while it records', async () => {
+  const root = tempWorkspace(tree());
+  try {
+    await build(root);
+    const before = indexes(root);
+    // 300 more files: a build past the bulk threshold, into a graph whose lookups others serve from.
+    for (const [path, text] of Object.entries(tree())) writeFileSync(join(root, path.replace(/\.py$/, '_b.py')), text);
+    const engine = await Engine.open(root, { watch: false });
+    try {
+      let finished = false;
+      const building = engine.build().then((r) => ((finished = true), r));
+      await engine.search.search({ query: 'helper', limit: 1 });
+      assert.equal(finished, false, 'read during the build');
+      assert.equal(engine.indexer.graph.store.factsIndexed(), true, 'no index dropped');
+      assert.equal((await building).reparsed, MODULES);
+    } finally {
+      await engine.close();
+    }
+    assert.deepEqual(indexes(root), before);
+  } finally {
+    removeWorkspace(root);
+  }
+});
