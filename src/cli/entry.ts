@@ -1,4 +1,8 @@
+import { boundHeapGrowth } from '../core/heap.ts';
 import { main } from './main.ts';
+
+// Every rift process (commands, the shared server, agents) keeps its heap near what it holds.
+boundHeapGrowth();
 
 // A closed pipe (`rift symbol x | head`) ends the program quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

@@ -4,6 +4,7 @@ import { GlobSet } from '../core/glob.ts';
 import { Lane } from '../core/lane.ts';
 import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
+import { withSmallYoungGeneration } from '../core/heap.ts';
 import { RiftError } from '../core/errors.ts';
 import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
@@ -421,16 +422,27 @@ export class Indexer {
         flushed = performance.now();
         if (captured !== null) this.publishPartial(captured);
       };
-      try {
-        await this.pool.run(this.root, policy.maxFileBytes, work, (results) => {
+      const pool = this.pool;
+      const run = () =>
+        pool.run(this.root, policy.maxFileBytes, work, (results) => {
           buffer.push(...results);
           if (buffer.length >= WRITE_BATCH_FILES || performance.now() - flushed >= WRITE_INTERVAL_MS) flush();
         });
+      try {
+        // The writer takes the workers' batches as fast as they come: its garbage is collected
+        // young (src/core/heap.ts).
+        await (bulk ? withSmallYoungGeneration(run) : run());
         flush();
       } finally {
         if (bulk && binding) this.graph.store.endBulk();
         if (bulk) this.store.endBulk();
         this.partial = null;
+      }
+      // A one-shot command's workers are done: what their large parses grew (WebAssembly memory
+      // never shrinks) is returned before the resolve pass. A server keeps its workers.
+      if (bulk && !this.parseInWorkers) {
+        this.pool = null;
+        await pool.close();
       }
     }
     if (binding) {

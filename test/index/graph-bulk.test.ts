@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { symbolId } from '../../src/core/ids.ts';
@@ -169,6 +170,36 @@ test('a bulk-sized build into a graph that already holds files keeps the fact in
       await engine.close();
     }
     assert.deepEqual(indexes(root), before);
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+/** This process's threads (Linux): a parse worker is one. */
+const threads = () => readdirSync('/proc/self/task').length;
+
+test("a one-shot engine's bulk build ends its parse workers once parsed, before resolving; the next one's starts them again", async () => {
+  const root = tempWorkspace(tree());
+  try {
+    // libuv's thread pool starts with the first asynchronous file read: started before counting.
+    await readFile(join(root, 'pkg/m0.py'));
+    const idle = threads();
+    for (const round of [0, 1]) {
+      // The second round adds 300 files: a bulk build into a graph that holds files.
+      if (round === 1) for (const [path, text] of Object.entries(tree())) writeFileSync(join(root, path.replace(/\.py$/, '_b.py')), text);
+      const engine = await Engine.open(root, { watch: false });
+      try {
+        const building = engine.build();
+        await engine.search.search({ query: 'helper', limit: 1 });
+        const during = threads();
+        assert.equal((await building).reparsed, MODULES);
+        assert.ok(during > idle, `workers while parsing: ${during} threads against ${idle}`);
+        assert.equal(threads(), idle, 'the workers ended with the build');
+      } finally {
+        await engine.close();
+      }
+    }
+    assert.ok(edges(root).includes('pkg/m5_b.py#Child5 -extends/resolution-> pkg/m4.py#Base4'), 'the second build resolved');
   } finally {
     removeWorkspace(root);
   }
