@@ -39,6 +39,8 @@ interface FileCtx {
   /** Declarations by short name (a large file holds thousands; a lookup reads only its name's). */
   byName: Map<string, DeclRow[]>;
   imports: ImportRow[];
+  /** The modules each specifier written here names (a file's references go through its imports again and again). */
+  modules: Map<string, ModuleTarget[]>;
 }
 
 /** A binding resolves to a declaration or to modules (a namespace import, a Go package, `import a.b`). */
@@ -200,9 +202,19 @@ export class Resolver {
       if (list) list.push(d);
       else byName.set(d.name, [d]);
     }
-    const ctx: FileCtx = { id: fileId, path, language, family, decls, byQname: new Map(decls.map((d) => [d.qname, d])), byName, imports: this.graph.importsOf(fileId) };
+    const ctx: FileCtx = { id: fileId, path, language, family, decls, byQname: new Map(decls.map((d) => [d.qname, d])), byName, imports: this.graph.importsOf(fileId), modules: new Map() };
     this.ctxs.set(fileId, ctx);
     return ctx;
+  }
+
+  /** The modules `specifier`, written in the file of `ctx`, may name (FileSet.resolve), once per file and specifier. */
+  private modulesFor(ctx: FileCtx, specifier: string): ModuleTarget[] {
+    let found = ctx.modules.get(specifier);
+    if (found === undefined) {
+      found = this.files.resolve(ctx.family, ctx.path, specifier);
+      ctx.modules.set(specifier, found);
+    }
+    return found;
   }
 
   private ctxOf(path: string): FileCtx | null {
@@ -240,7 +252,7 @@ export class Resolver {
     }
     for (const b of ctx.imports) {
       if (b.local !== '*') continue;
-      for (const m of this.files.resolve(ctx.family, ctx.path, b.module)) {
+      for (const m of this.modulesFor(ctx, b.module)) {
         const d = this.exported(m, name, 0, ctx.family);
         if (d !== null) return { decl: d, derivation: 'resolution', viaImport: true };
       }
@@ -310,7 +322,7 @@ export class Resolver {
       }
       return null;
     }
-    const modules = this.files.resolve(ctx.family, ctx.path, b.module);
+    const modules = this.modulesFor(ctx, b.module);
     if (b.imported === null) return modules.length === 0 ? null : { modules };
     for (const m of modules) {
       const d = this.exported(m, b.imported, depth + 1, ctx.family);
@@ -319,7 +331,7 @@ export class Resolver {
     // `from pkg import mod` and `use crate::a::b` may name a module rather than a declaration.
     if (ctx.family === 'python' || ctx.family === 'rust') {
       const sep = ctx.family === 'rust' ? '::' : b.module.endsWith('.') ? '' : '.';
-      const sub = this.files.resolve(ctx.family, ctx.path, `${b.module}${sep}${b.imported}`);
+      const sub = this.modulesFor(ctx, `${b.module}${sep}${b.imported}`);
       if (sub.length > 0) return { modules: sub };
     }
     return null;
@@ -343,7 +355,7 @@ export class Resolver {
     }
     for (const b of ctx.imports) {
       if (b.local !== '*' || !b.reexport) continue;
-      for (const sub of this.files.resolve(ctx.family, ctx.path, b.module)) {
+      for (const sub of this.modulesFor(ctx, b.module)) {
         const d = this.exported(sub, name, depth + 1, family);
         if (d !== null) return d;
       }
@@ -384,7 +396,7 @@ export class Resolver {
     const scope = this.name(ctx, receiver, from, { types: 'only', heuristic: false });
     if (scope !== null) return wrap(this.member(scope.decl, name));
     if (ctx.family === 'rust') {
-      for (const m of this.files.resolve('rust', ctx.path, `self::${receiver}`)) {
+      for (const m of this.modulesFor(ctx, `self::${receiver}`)) {
         const d = this.exported(m, name, 0, 'rust');
         if (d !== null) return wrap(d);
       }
@@ -399,7 +411,7 @@ export class Resolver {
     const head = segments[0];
     const rest = segments.slice(1);
     if (ctx.family === 'rust' && (head === 'crate' || head === 'self' || head === 'super')) {
-      return this.inModules(this.files.resolve('rust', ctx.path, path), name, ctx.family, false);
+      return this.inModules(this.modulesFor(ctx, path), name, ctx.family, false);
     }
     // A field (Java, used bare) or a module-level binding with a stated type, then its fields.
     const fields = rest.join('.');
@@ -424,7 +436,7 @@ export class Resolver {
         // `import a.b` binds `a`; `a.b.f()` names module `a.b`.
         const module = b.imported === null ? b.module : `${b.module}${sep}${b.imported}`;
         const full = ctx.family === 'python' && b.imported === null ? [head, ...rest].join('.') : [module, ...rest].join(sep);
-        const found = this.inModules(this.files.resolve(ctx.family, ctx.path, full), name, ctx.family, true);
+        const found = this.inModules(this.modulesFor(ctx, full), name, ctx.family, true);
         if (found !== null) return found;
         return this.walkMembers(bound.modules, rest, name, ctx.family, true);
       }
@@ -433,7 +445,7 @@ export class Resolver {
     const scope = this.name(ctx, head, from, { types: 'only', heuristic: false });
     if (scope !== null) return this.walkDecl(scope.decl, rest, name, false);
     // A fully qualified name (Java `a.b.C.m()`, Rust `module::f()` of this crate).
-    const direct = this.inModules(this.files.resolve(ctx.family, ctx.path, path), name, ctx.family, false);
+    const direct = this.inModules(this.modulesFor(ctx, path), name, ctx.family, false);
     if (direct !== null) return direct;
     return typeLike ? null : this.guessMember(ctx.family, name);
   }
