@@ -110,6 +110,7 @@ export class Resolver {
   private readonly named = new BoundedCache<string, DeclRow[]>(NAMED_ROWS_CACHED, (rows) => rows.length + 1);
   private readonly typeCache = new BoundedCache<string, DeclRow | null>(NAMES_CACHED);
   private readonly baseCache = new BoundedCache<string, DeclRow[]>(NAMES_CACHED);
+  private readonly words = new Map<string, string>();
 
   constructor(private readonly graph: GraphStore) {
     const recorded = graph.recorded();
@@ -195,7 +196,7 @@ export class Resolver {
     const family = file === undefined ? null : familyOf(file.language);
     if (file === undefined || family === null) return null;
     const { path, language } = file;
-    const decls = this.graph.declsOf(fileId);
+    const decls = this.shared(this.graph.declsOf(fileId));
     const byName = new Map<string, DeclRow[]>();
     for (const d of decls) {
       const list = byName.get(d.name);
@@ -205,6 +206,33 @@ export class Resolver {
     const ctx: FileCtx = { id: fileId, path, language, family, decls, byQname: new Map(decls.map((d) => [d.qname, d])), byName, imports: this.graph.importsOf(fileId), modules: new Map() };
     this.ctxs.set(fileId, ctx);
     return ctx;
+  }
+
+  /**
+   * `rows` as read, made to share the strings this resolver holds already: their file's path and
+   * language, their kind and facets, and `name` when it is the name they were read by. The caches
+   * hold tens of thousands of rows, each read with copies of its own.
+   */
+  private shared(rows: DeclRow[], name?: string): DeclRow[] {
+    for (const d of rows) {
+      const file = this.fileById.get(d.fileId);
+      if (file !== undefined) {
+        d.path = file.path;
+        d.language = file.language;
+      }
+      if (name !== undefined) d.name = name;
+      d.kind = this.word(d.kind);
+      d.facets = this.word(d.facets);
+    }
+    return rows;
+  }
+
+  /** One copy of each of the few strings many rows repeat (kinds, facets). */
+  private word(s: string): string {
+    const held = this.words.get(s);
+    if (held !== undefined) return held;
+    this.words.set(s, s);
+    return s;
   }
 
   /** The modules `specifier`, written in the file of `ctx`, may name (FileSet.resolve), once per file and specifier. */
@@ -225,7 +253,7 @@ export class Resolver {
   private declsNamed(name: string): DeclRow[] {
     let list = this.named.get(name);
     if (!list) {
-      list = this.graph.declsNamed(name);
+      list = this.shared(this.graph.declsNamed(name), name);
       this.named.set(name, list);
     }
     return list;
