@@ -4,6 +4,7 @@ import { parseNodeId, parseSymbolId } from '../core/ids.ts';
 import type { SymbolRow } from '../index/store.ts';
 import type { ChangeWarning } from '../protocol/change.ts';
 import { declarationAtRange, extractDeclarations } from '../syntax/declarations.ts';
+import { initSyntax } from '../syntax/runtime.ts';
 import { countBreaks, prevailingEol, withEol } from '../core/lines.ts';
 import { indentBefore, reindent, removalRange, separatorAfter, trimTrailingBreaks } from './layout.ts';
 import type { ChangeContext, Plan } from './plan.ts';
@@ -183,6 +184,8 @@ export function insertNode(ctx: ChangeContext, node: string, position: 'before' 
 export async function removeNode(ctx: ChangeContext, node: string, force: boolean): Promise<Plan> {
   const r = resolveNode(ctx, node);
   const language = ctx.indexer.currentSelection().syntaxLanguage(r.target.target);
+  // The node's declaration is found by parsing the file: the grammars first.
+  if (language) await initSyntax();
   const declaration = language ? declarationAtRange(extractDeclarations(language, r.bytes).declarations, { start: r.start, end: r.end }) : null;
   const s = r.bytes.toString(L);
   // A node naming a declaration takes the declaration's whole span, attached docs included.

@@ -4,8 +4,9 @@
  * bounded. Each entry weighs 1, or what `weigh` says (a list's length, so a cache of lists is
  * bounded by the rows it holds). Two generations instead of exact recency order: a hit in the
  * young generation costs one lookup, and when it is full the old generation is dropped whole.
+ * Values are never undefined (null is one), so a lookup's undefined means absent.
  */
-export class BoundedCache<K, V> {
+export class BoundedCache<K, V extends {} | null> {
   private young = new Map<K, V>();
   private old = new Map<K, V>();
   private youngWeight = 0;
@@ -24,9 +25,9 @@ export class BoundedCache<K, V> {
   /** The value for `key` (kept on as recently used), undefined when absent. */
   get(key: K): V | undefined {
     const value = this.young.get(key);
-    if (value !== undefined || this.young.has(key)) return value;
-    if (!this.old.has(key)) return undefined;
-    const kept = this.old.get(key) as V;
+    if (value !== undefined) return value;
+    const kept = this.old.get(key);
+    if (kept === undefined) return undefined;
     this.old.delete(key);
     this.put(key, kept);
     return kept;
@@ -35,7 +36,7 @@ export class BoundedCache<K, V> {
   set(key: K, value: V): this {
     this.old.delete(key);
     const was = this.young.get(key);
-    if (was !== undefined || this.young.has(key)) this.youngWeight -= this.weigh(was as V);
+    if (was !== undefined) this.youngWeight -= this.weigh(was);
     this.put(key, value);
     return this;
   }

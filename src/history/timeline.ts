@@ -269,14 +269,14 @@ function relocated(newer: Uint8Array, older: Uint8Array, place: DeclarationPlace
 
 /**
  * How far the text of `newer` from the line above the one holding `start` to `end` moved in
- * `older`, where it is found once, at a line start; null when it is not.
+ * `older`, where it is found once (from `after` on), at a line start; null when it is not.
  */
-function foundOnce(newer: Uint8Array, older: Uint8Array, start: number, end: number): number | null {
+function foundOnce(newer: Uint8Array, older: Uint8Array, start: number, end: number, after = 0): number | null {
   const from = lineStartAt(newer, start);
   const above = from === 0 ? 0 : lineStartAt(newer, from - 1);
   const text = newer.subarray(above, end);
   const haystack = Buffer.from(older.buffer, older.byteOffset, older.length);
-  const at = haystack.indexOf(text);
+  const at = haystack.indexOf(text, after);
   // Found at a line start (a blank line above matches any line's end otherwise), and once.
   if (at < 0 || (at > 0 && older[at - 1] !== 0x0a) || haystack.indexOf(text, at + 1) >= 0) return null;
   return at - above;
@@ -376,14 +376,9 @@ function refound(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edi
     }
   }
   const inner = innerEnd(headers);
-  const old = Buffer.from(newer.buffer, newer.byteOffset, newer.length);
-  const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  const line = lineStartAt(old, span.start);
-  const above = line === 0 ? 0 : lineStartAt(old, line - 1);
-  const first = old.subarray(above, lineBreakAt(old, span.start) + 1);
-  const at = haystack.indexOf(first, lineStartAt(bytes, inner));
-  if (at <= 0 || bytes[at - 1] !== 0x0a || haystack.indexOf(first, at + 1) >= 0) return null;
-  const start = at + span.start - above;
+  const delta = foundOnce(newer, bytes, span.start, lineBreakAt(newer, span.start) + 1, lineStartAt(bytes, inner));
+  if (delta === null) return null;
+  const start = span.start + delta;
   if (start < edit.start || !heldBy(language, bytes, headers, start)) return null;
   const tops: [number, number] = [place.headers[place.headers.length - 1].start, headers[headers.length - 1].start];
   return renumbers(newer, bytes, edit, names, tops, [span.start, start]) ? null : { start, headers };

@@ -7,7 +7,6 @@ import type { ConfigLoader } from '../config/loader.ts';
 import type { HookConfig } from '../config/workspace-config.ts';
 import type { EngineRegistry } from '../engine/registry.ts';
 import type { Indexer } from '../index/indexer.ts';
-import { initSyntax } from '../syntax/runtime.ts';
 import type {
   ChangeResult,
   InsertNodeInput,
@@ -151,7 +150,7 @@ export class ChangeService {
   }
 
   removeNode(input: RemoveNodeInput, options: ChangeOptions = {}): Promise<ChangeResult> {
-    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true), true);
+    return this.run('remove_node', options, (ctx) => removeNode(ctx, input.node, input.force === true));
   }
 
   patch(input: PatchInput, options: ChangeOptions = {}): Promise<ChangeResult> {
@@ -197,14 +196,12 @@ export class ChangeService {
     });
   }
 
-  /** `parses`: the plan itself parses (finding a node's declaration), so the grammars load first. */
-  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>, parses = false): Promise<ChangeResult> {
+  private async run(tool: string, options: ChangeOptions, plan: (ctx: ChangeContext) => Plan | Promise<Plan>): Promise<ChangeResult> {
     const deadline = performance.now() + this.budgetMs;
     const accepted = this.config.current();
     await this.indexer.ensureBuilt(accepted.config).catch((e: unknown) => {
       throw storeError(e);
     });
-    if (parses) await initSyntax();
     const hooks = accepted.config.hooks;
     const gated = options.trustedHooks !== undefined && hooks.length > 0 && hooksKey(hooks) !== options.trustedHooks;
     if (gated) log('info', 'change', 'workspace hooks skipped: not trusted by the caller', { tool, hooks: hooks.length });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Repository, type LogEntry } from '../../src/history/git.ts';
 import { classify, locateDeclaration } from '../../src/history/classify.ts';
-import { timeline, type SegmentRunner, type State } from '../../src/history/timeline.ts';
+import { timeline, type SegmentRunner, type State, type Timeline } from '../../src/history/timeline.ts';
 import { WorkerPool } from '../../src/index/pool.ts';
 import { initSyntax, withTree } from '../../src/syntax/runtime.ts';
 import type { LanguageId } from '../../src/syntax/types.ts';
@@ -229,6 +229,32 @@ function multiPlaceVersions(count: number, render: (state: number[]) => string, 
   return texts;
 }
 
+/**
+ * Commits each case's versions (language, path, texts oldest first, names walked) on a branch of
+ * its own (`prefix-language`) and checks every name's walk (bound 200) against parsing every
+ * version whole; `check` sees each walk with what parsing whole expects.
+ */
+async function walkedAsReference(
+  prefix: string,
+  cases: Array<[LanguageId, string, string[], string[]]>,
+  check: (language: LanguageId, qname: string, t: Timeline, expected: string[]) => void,
+): Promise<void> {
+  const repo = (await Repository.open(root))!;
+  try {
+    for (const [language, path, texts, names] of cases) {
+      const tip = commitVersions(`${prefix}-${language}`, path, texts);
+      for (const qname of names) {
+        const t = await timeline(repo, tip, path, language, qname, 200, MAX_BYTES);
+        const expected = await reference(repo, qname, 200, tip, path, language);
+        assert.deepEqual(t.versions.map((v) => `${v.kind} ${v.summary}`), expected, `${language} ${qname}`);
+        check(language, qname, t, expected);
+      }
+    }
+  } finally {
+    repo.close();
+  }
+}
+
 test('edits reaching past the outermost declaration, or starting before it, are looked at by parsing it alone where it is found again, answering as parsing every version does', async () => {
   // Python: imports, a module-level `f` now and then declared above the real one (which then is
   // `f~2`), f's decorator, docs above it, its multi-line signature and its body, a comment at
@@ -281,30 +307,22 @@ test('edits reaching past the outermost declaration, or starting before it, are 
       `  void n() {\n  }\n}\n`,
     ].join('');
   };
-  const repo = (await Repository.open(root))!;
-  try {
-    const cases: Array<[LanguageId, string, string[], string[]]> = [
+  const alone = new Map<LanguageId, number>();
+  await walkedAsReference(
+    'multi',
+    [
       ['python', 'multi.py', multiPlaceVersions(120, py, 10), ['f', 'C.m', 'C.n', 'g']],
       ['go', 'multi.go', multiPlaceVersions(120, go, 6), ['Command.Run', 'helper', 'Command']],
       ['typescript', 'multi.ts', multiPlaceVersions(120, ts, 8), ['Box.m', 'Box.n', 'g']],
       ['java', 'Multi.java', multiPlaceVersions(120, java, 7), ['Box.m', 'Box.n']],
-    ];
-    for (const [language, path, texts, names] of cases) {
-      const tip = commitVersions(`multi-${language}`, path, texts);
-      let alone = 0;
-      for (const qname of names) {
-        const t = await timeline(repo, tip, path, language, qname, 200, MAX_BYTES);
-        const expected = await reference(repo, qname, 200, tip, path, language);
-        assert.deepEqual(t.versions.map((v) => `${v.kind} ${v.summary}`), expected, `${language} ${qname}`);
-        // C.n and Box.n never change after they are introduced; the others do, often.
-        assert.ok(expected.length > (qname.endsWith('.n') ? 0 : 5), `${language} ${qname} has a history: ${expected.join(", ")}`);
-        alone += t.stats.alone;
-      }
-      assert.ok(alone > 20, `${language}: ${alone} versions parsed alone`);
-    }
-  } finally {
-    repo.close();
-  }
+    ],
+    (language, qname, t, expected) => {
+      // C.n and Box.n never change after they are introduced; the others do, often.
+      assert.ok(expected.length > (qname.endsWith('.n') ? 0 : 5), `${language} ${qname} has a history: ${expected.join(", ")}`);
+      alone.set(language, (alone.get(language) ?? 0) + t.stats.alone);
+    },
+  );
+  for (const [language, n] of alone) assert.ok(n > 20, `${language}: ${n} versions parsed alone`);
 });
 
 test('a method whose edit starts before it (its class, or the file above) is parsed by its own lines where it and its holders are found again, unless a holder is closed, reopened or renamed before it or a same-named one is added', async () => {
@@ -348,28 +366,20 @@ test('a method whose edit starts before it (its class, or the file above) is par
       `  int m(${pick(7, ['', 'int y'])}) {\n    return ${s[6] % 4};\n  }\n\n  void n() {\n  }\n}\n`,
     ].join('');
   };
-  const repo = (await Repository.open(root))!;
-  try {
-    const cases: Array<[LanguageId, string, string[], string[]]> = [
+  await walkedAsReference(
+    'held',
+    [
       ['python', 'held.py', multiPlaceVersions(160, py, 10), ['C.m', 'C.Inner.k', 'D.m', 'C.n']],
       ['typescript', 'held.ts', multiPlaceVersions(160, ts, 8), ['Box.m', 'D.m', 'Box.n']],
       ['java', 'Held.java', multiPlaceVersions(160, java, 8), ['Box.m', 'D.m', 'Box.n']],
-    ];
-    for (const [language, path, texts, names] of cases) {
-      const tip = commitVersions(`held-${language}`, path, texts);
-      for (const qname of names) {
-        const t = await timeline(repo, tip, path, language, qname, 200, MAX_BYTES);
-        const expected = await reference(repo, qname, 200, tip, path, language);
-        assert.deepEqual(t.versions.map((v) => `${v.kind} ${v.summary}`), expected, `${language} ${qname}`);
-        assert.ok(expected.length > 2, `${language} ${qname} has a history: ${expected.join(', ')}`);
-        // The methods that change are parsed by their own lines often (a fifth of their parses at
-        // least), mostly after an edit starting above them (the edits are seeded, see above).
-        if ((qname.endsWith('.m') && !qname.startsWith('D')) || qname === 'C.Inner.k') assert.ok(t.stats.nested > t.stats.parsed / 5, `${language} ${qname}: ${t.stats.nested} of ${t.stats.parsed} parsed by its own lines`);
-      }
-    }
-  } finally {
-    repo.close();
-  }
+    ],
+    (language, qname, t, expected) => {
+      assert.ok(expected.length > 2, `${language} ${qname} has a history: ${expected.join(', ')}`);
+      // The methods that change are parsed by their own lines often (a fifth of their parses at
+      // least), mostly after an edit starting above them (the edits are seeded, see above).
+      if ((qname.endsWith('.m') && !qname.startsWith('D')) || qname === 'C.Inner.k') assert.ok(t.stats.nested > t.stats.parsed / 5, `${language} ${qname}: ${t.stats.nested} of ${t.stats.parsed} parsed by its own lines`);
+    },
+  );
 });
 
 test('a walk on a thread that has not loaded the grammars loads them itself (a caller with no workers, or whose worker failed)', async () => {

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { symbolId } from '../../src/core/ids.ts';
+import type { BuildStats } from '../../src/index/indexer.ts';
 import { Engine } from '../../src/services/engine.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -79,6 +80,22 @@ async function build(root: string): Promise<number> {
   }
 }
 
+/**
+ * Starts `engine`'s build and waits for a read answered during it (once the first files are
+ * stored: the build's first partial publication); `done` tells whether the build had ended by then.
+ */
+async function readDuringBuild(engine: Engine): Promise<{ building: Promise<BuildStats>; done: boolean }> {
+  let finished = false;
+  const building = engine.build().then((r) => ((finished = true), r));
+  await engine.search.search({ query: 'helper', limit: 1 });
+  return { building, done: finished };
+}
+
+/** The tree's 300 modules again beside it (`m0_b.py`, …): a bulk-sized build into a graph that holds files. */
+function addCopies(root: string): void {
+  for (const [path, text] of Object.entries(tree())) writeFileSync(join(root, path.replace(/\.py$/, '_b.py')), text);
+}
+
 test('a bulk cold build stores the same graph as file-by-file builds, with every index', async () => {
   const files = tree();
   const bulk = tempWorkspace(files);
@@ -135,14 +152,11 @@ test('a map read while a cold build records facts unindexed answers at once; ent
   const root = tempWorkspace(tree());
   const engine = await Engine.open(root, { watch: false });
   try {
-    let finished = false;
-    const build = engine.build().then(() => (finished = true));
-    // Answered once the first files are stored (the build's first partial publication).
-    await engine.search.search({ query: 'helper', limit: 1 });
-    assert.equal(finished, false, 'read during the build');
+    const { building, done } = await readDuringBuild(engine);
+    assert.equal(done, false, 'read during the build');
     assert.equal(engine.indexer.graph.store.factsIndexed(), false, 'the facts are recorded without their indexes');
     assert.deepEqual(engine.map.current().entry_points, []);
-    await build;
+    await building;
     assert.equal(engine.indexer.graph.store.factsIndexed(), true);
     assert.deepEqual(engine.map.current().entry_points, [symbolId('python', 'pkg/m0.py', 'helper0')]);
   } finally {
@@ -156,14 +170,12 @@ test('a bulk-sized build into a graph that already holds files keeps the fact in
   try {
     await build(root);
     const before = indexes(root);
-    // 300 more files: a build past the bulk threshold, into a graph whose lookups others serve from.
-    for (const [path, text] of Object.entries(tree())) writeFileSync(join(root, path.replace(/\.py$/, '_b.py')), text);
+    // A build past the bulk threshold, into a graph whose lookups others serve from.
+    addCopies(root);
     const engine = await Engine.open(root, { watch: false });
     try {
-      let finished = false;
-      const building = engine.build().then((r) => ((finished = true), r));
-      await engine.search.search({ query: 'helper', limit: 1 });
-      assert.equal(finished, false, 'read during the build');
+      const { building, done } = await readDuringBuild(engine);
+      assert.equal(done, false, 'read during the build');
       assert.equal(engine.indexer.graph.store.factsIndexed(), true, 'no index dropped');
       assert.equal((await building).reparsed, MODULES);
     } finally {
@@ -185,12 +197,10 @@ test("a one-shot engine's bulk build ends its parse workers once parsed, before 
     await readFile(join(root, 'pkg/m0.py'));
     const idle = threads();
     for (const round of [0, 1]) {
-      // The second round adds 300 files: a bulk build into a graph that holds files.
-      if (round === 1) for (const [path, text] of Object.entries(tree())) writeFileSync(join(root, path.replace(/\.py$/, '_b.py')), text);
+      if (round === 1) addCopies(root);
       const engine = await Engine.open(root, { watch: false });
       try {
-        const building = engine.build();
-        await engine.search.search({ query: 'helper', limit: 1 });
+        const { building } = await readDuringBuild(engine);
         const during = threads();
         assert.equal((await building).reparsed, MODULES);
         assert.ok(during > idle, `workers while parsing: ${during} threads against ${idle}`);
