@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { RiftError } from '../../src/core/errors.ts';
 import { Engine } from '../../src/services/engine.ts';
 import type { EngineStatus } from '../../src/engine/registry.ts';
@@ -222,4 +222,31 @@ describe('an engine that cannot start', () => {
     writeFileSync(join(root, 'rift.toml'), '[languages.go.lsp]\ncommand = "false"\nargs = ["--again"]\n');
     assert.deepEqual(stateOf(engine, 'go'), { language: 'go', engine: 'false', state: 'idle' });
   });
+});
+
+test('an engine whose command cannot be started leaves no temporary directory behind', async () => {
+  // On PATH and executable, so it is resolved, but its interpreter does not exist: the spawn fails.
+  const bin = mkdtempSync(join(tmpdir(), 'rift-test-bin-'));
+  writeFileSync(join(bin, 'rift-broken-lsp'), '#!/nonexistent/interpreter\n', { mode: 0o755 });
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}${delimiter}${path ?? ''}`;
+  const root = tempWorkspace({ 'pkg/a.py': 'def greet(name):\n    return name\n', 'rift.toml': '[languages.python.lsp]\ncommand = "rift-broken-lsp"\n' });
+  const engine = await Engine.open(root, { watch: false, engineTrust: trustAll });
+  const temps = () => readdirSync(tmpdir()).filter((n) => n.startsWith('rift-engine-')).sort();
+  try {
+    await engine.build();
+    const before = temps();
+    await engine.change.removeSymbol({ symbol: 'rift://symbol/python/pkg/a.py/greet' }).catch(() => undefined);
+    // It was started and failed (and is retried later).
+    const s = stateOf(engine, 'python');
+    assert.ok(s.state === 'restarting' || s.state === 'unavailable', JSON.stringify(s));
+    assert.deepEqual(temps(), before);
+    await engine.close();
+    assert.deepEqual(temps(), before);
+  } finally {
+    process.env.PATH = path;
+    await engine.close();
+    removeWorkspace(root);
+    rmSync(bin, { recursive: true, force: true });
+  }
 });
