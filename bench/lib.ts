@@ -235,13 +235,9 @@ export function load1(): number {
  * then left to finish before the server is closed.
  */
 export async function firstAnswer(riftBin: string, dir: string, name: string): Promise<{ ms: number; hits: number; warnings: string[]; connectMs: number }> {
+  const env = { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')) };
   const started = performance.now();
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [riftBin, 'mcp', '--workspace', dir],
-    env: { ...(process.env as Record<string, string>), RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')) },
-    stderr: 'ignore',
-  });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [riftBin, 'mcp', '--workspace', dir], env, stderr: 'ignore' });
   const client = new Client({ name: 'rift-bench', version: '0.0.0' });
   await client.connect(transport);
   const connectMs = performance.now() - started;
@@ -250,5 +246,28 @@ export async function firstAnswer(riftBin: string, dir: string, name: string): P
     return { ms: performance.now() - started, hits: r.structuredContent.hits.length, warnings: r.structuredContent.warnings.map((w) => w.kind), connectMs };
   } finally {
     await client.close();
+    await stopWorkspaceServer(riftBin, dir, env);
+  }
+}
+
+/**
+ * Stops the workspace server `rift mcp` started on `dir` and waits for its process to end: left
+ * running, it would go on building (and loading the machine) after the measurement.
+ */
+export async function stopWorkspaceServer(riftBin: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let pid: number | null = null;
+  try {
+    pid = (JSON.parse(readFileSync(join(dir, '.rift', 'server.json'), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return;
+  }
+  spawnSync(process.execPath, [riftBin, 'server', '--stop', '--workspace', dir], { env, stdio: 'ignore' });
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(20);
   }
 }

@@ -51,7 +51,7 @@ export async function runMcp(argv: readonly string[], version: string): Promise<
     version,
   );
   // The first build runs while the client initializes; reads wait for it.
-  engine.build().catch((err: Error) => log('warn', 'index.build', 'index build failed', { error: err.message }));
+  void engine.buildInBackground();
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });

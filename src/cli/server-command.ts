@@ -1,5 +1,4 @@
 import { SERVER_IDLE_MS_DEFAULT } from '../core/limits.ts';
-import { log } from '../core/log.ts';
 import { findServer, stopServer } from '../mcp/discovery.ts';
 import { runWorkspaceServer } from '../mcp/workspace-server.ts';
 import { canonicalRoot } from '../workspace/root.ts';
@@ -59,10 +58,9 @@ export async function runServerCommand(argv: readonly string[], version: string)
       // The server's own diagnostics, for rift://logs, from the moment the store is open.
       const logs = new LogCapture(engine.root, engine.config);
       let built: Record<string, unknown> | null = null;
-      engine
-        .build()
-        .then((stats) => (built = { files: stats.files, symbols: stats.symbols, elapsed_ms: stats.elapsedMs }))
-        .catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
+      void engine.buildInBackground().then((stats) => {
+        if (stats) built = { files: stats.files, symbols: stats.symbols, elapsed_ms: stats.elapsedMs };
+      });
       return {
         services: {
           read: engine.read,

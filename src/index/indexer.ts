@@ -83,6 +83,19 @@ export interface BuildProgress {
   skipped?: number;
 }
 
+/**
+ * A build the indexer's close ended before it had read every file: what it stored stays, and the
+ * next start's reconcile reads only the rest (and resolves the graph, its facts marked pending).
+ */
+export class BuildStopped extends Error {
+  constructor(
+    readonly stored: number,
+    readonly total: number,
+  ) {
+    super(`the index build stopped because rift is closing (${stored} of ${total} files read); the next start continues it`);
+    this.name = 'BuildStopped';
+  }
+}
 
 /** The syntax language of a language entry, when a built-in provider parses it. */
 function syntaxLanguageOf(entry: { id: string } | null): LanguageId | null {
@@ -129,6 +142,8 @@ export class Indexer {
   private selection: Selection | null = null;
   private pool: WorkerPool | null = null;
   private readonly lane = new Lane();
+  /** Aborted by close: a running build hands out no more files. */
+  private readonly closing = new AbortController();
   private readonly pending = new Set<string>();
   private readonly inflight = new Set<string>();
   private policyDirty = false;
@@ -424,10 +439,16 @@ export class Indexer {
       };
       const pool = this.pool;
       const run = () =>
-        pool.run(this.root, policy.maxFileBytes, work, (results) => {
-          buffer.push(...results);
-          if (buffer.length >= WRITE_BATCH_FILES || performance.now() - flushed >= WRITE_INTERVAL_MS) flush();
-        });
+        pool.run(
+          this.root,
+          policy.maxFileBytes,
+          work,
+          (results) => {
+            buffer.push(...results);
+            if (buffer.length >= WRITE_BATCH_FILES || performance.now() - flushed >= WRITE_INTERVAL_MS) flush();
+          },
+          this.closing.signal,
+        );
       try {
         // The writer takes the workers' batches as fast as they come: its garbage is collected
         // young (src/core/heap.ts).
@@ -443,6 +464,12 @@ export class Indexer {
       if (bulk && !this.parseInWorkers) {
         this.pool = null;
         await pool.close();
+      }
+      // Closing: what is stored stays (as after a kill between two batches) and the next start
+      // continues from it; neither the resolve pass nor a publication starts now.
+      if (this.closing.signal.aborted) {
+        log('info', 'index.build', 'index build stopped: rift is closing', { stored: done, remaining: work.length - done });
+        throw new BuildStopped(done, work.length);
       }
     }
     if (binding) {
@@ -811,7 +838,9 @@ export class Indexer {
     }
   }
 
+  /** Stops: a build in progress stores the batches its workers hold and ends (see BuildStopped). */
   async close(): Promise<void> {
+    this.closing.abort();
     if (this.timer) clearTimeout(this.timer);
     await this.watcher?.close();
     await this.lane.idle();

@@ -58,18 +58,21 @@ export class WorkerPool {
 
   /**
    * Parses every item; `onBatch` sees each finished batch in completion order. A worker that
-   * dies is replaced (see worker-slot.ts); workers that keep dying reject the run.
+   * dies is replaced (see worker-slot.ts); workers that keep dying reject the run. Once `stop`
+   * is aborted no further batch is handed out: the run ends when the batches already handed out
+   * have been delivered, and returns how many items it handed out in all.
    */
   async run(
     root: string,
     maxFileBytes: number,
     items: readonly ParseItem[],
     onBatch: (results: ParseOutcome[]) => void,
-  ): Promise<void> {
+    stop?: AbortSignal,
+  ): Promise<number> {
     let cursor = 0;
     let failure: { error: unknown } | null = null;
     const next = (): ParseItem[] | null => {
-      if (failure || cursor >= items.length) return null;
+      if (failure || stop?.aborted || cursor >= items.length) return null;
       // The first batches are small: a cold build's first stored files let reads in.
       const batch = items.slice(cursor, cursor + (cursor < FIRST_BATCHES_FILES ? FIRST_BATCH : BATCH));
       cursor += batch.length;
@@ -108,6 +111,7 @@ export class WorkerPool {
     );
     if (failure) throw (failure as { error: unknown }).error;
     budget.settle();
+    return cursor;
   }
 
   /**

@@ -3,7 +3,7 @@ import { ConfigLoader } from '../config/loader.ts';
 import { canonicalRoot } from '../workspace/root.ts';
 import { initSyntax } from '../syntax/runtime.ts';
 import { openStore } from '../index/store-open.ts';
-import { Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
+import { BuildStopped, Indexer, type BuildProgress, type BuildStats } from '../index/indexer.ts';
 import { EngineRegistry } from '../engine/registry.ts';
 import type { EngineTrust } from '../engine/definitions.ts';
 import { RevisionIndex } from '../index/revision.ts';
@@ -106,6 +106,17 @@ export class Engine {
       elapsed_ms: stats.elapsedMs,
     });
     return stats;
+  }
+
+  /**
+   * `build` for a server that answers meanwhile: a failure is logged, not thrown, and a build
+   * that `close` stopped (it logs that itself) resolves null, as a failed one does.
+   */
+  buildInBackground(): Promise<BuildStats | null> {
+    return this.build().catch((e: Error) => {
+      if (!(e instanceof BuildStopped)) log('warn', 'index.build', 'index build failed', { error: e.message });
+      return null;
+    });
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { symbolId } from '../../src/core/ids.ts';
-import type { BuildStats } from '../../src/index/indexer.ts';
+import { BuildStopped, type BuildStats } from '../../src/index/indexer.ts';
 import { Engine } from '../../src/services/engine.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -212,5 +212,37 @@ test("a one-shot engine's bulk build ends its parse workers once parsed, before 
     assert.ok(edges(root).includes('pkg/m5_b.py#Child5 -extends/resolution-> pkg/m4.py#Base4'), 'the second build resolved');
   } finally {
     removeWorkspace(root);
+  }
+});
+
+test('an engine closed during its cold build stops it; what it stored stays, flagged for resolving, and the next build reads only the rest', async () => {
+  const root = tempWorkspace(tree());
+  const clean = tempWorkspace(tree());
+  try {
+    const engine = await Engine.open(root, { watch: false });
+    const { building, done } = await readDuringBuild(engine);
+    assert.equal(done, false, 'closed during the build');
+    const stopped = building.then(
+      () => null,
+      (e: Error) => e,
+    );
+    await engine.close();
+    const err = await stopped;
+    assert.ok(err instanceof BuildStopped, String(err));
+    const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
+    const stored = (db.prepare(`SELECT count(*) AS n FROM files`).get() as { n: number }).n;
+    // The facts recorded are not resolved yet: the flag that says so committed with them.
+    const pending = db.prepare(`SELECT value FROM meta WHERE key = 'graph_pending'`).get();
+    db.close();
+    assert.ok(stored > 0 && stored < MODULES, `stored ${stored} of ${MODULES}`);
+    assert.equal(err.stored, stored);
+    assert.deepEqual(pending, { value: '1' });
+
+    assert.equal(await build(root), MODULES - stored);
+    await build(clean);
+    assert.deepEqual(edges(root), edges(clean));
+  } finally {
+    removeWorkspace(root);
+    removeWorkspace(clean);
   }
 });

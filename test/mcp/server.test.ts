@@ -4,6 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { readLock, type ServerLock } from '../../src/mcp/lock.ts';
@@ -313,6 +314,56 @@ test('a server never idles out while it answers a request', async () => {
   } finally {
     await c.close();
     rift(['server', '--stop'], root);
+    removeWorkspace(root);
+  }
+});
+
+/** Modules large enough that a cold build lasts well past its first stored batch. */
+function manyModules(count: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i++) {
+    const fns = Array.from({ length: 30 }, (_, k) => `def f${k}(x):\n    return helper${(i + 1) % count}(x) + f${(k + 1) % 30}(x - 1) if x > ${k} else ${k}\n`);
+    files[`pkg/m${i}.py`] = [`from pkg.m${(i + 1) % count} import helper${(i + 1) % count}`, '', `def helper${i}(x):\n    return x\n`, ...fns].join('\n');
+  }
+  return files;
+}
+
+test('a server stopped during its cold build stops the build and exits; the next index reads only what it had not stored', async () => {
+  const count = 1200;
+  const root = tempWorkspace(manyModules(count));
+  let server: ChildProcess | undefined;
+  try {
+    server = spawn(process.execPath, [...RIFT_ARGS, 'server'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    server.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => server!.on('close', resolve));
+    const storedFiles = () => {
+      const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true, fileMustExist: true });
+      try {
+        return (db.prepare(`SELECT count(*) AS n FROM files`).get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    // Signalled once the build has stored its first files.
+    await eventually(() => (storedFiles() > 0 ? true : undefined), 60_000);
+    server.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.match(stderr, /index build stopped: rift is closing/);
+    assert.match(stderr, /rift server stopped: signalled/);
+    const stored = storedFiles();
+    assert.ok(stored > 0 && stored < count, `stored ${stored} of ${count}`);
+
+    const resumed = rift(['index', '--json'], root);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const stats = JSON.parse(resumed.stdout) as { files: number; reparsed: number };
+    assert.deepEqual([stats.files, stats.reparsed], [count, count - stored]);
+    // The graph the resumed build resolved: a caller in a file stored before the stop.
+    const callers = rift(['callers', 'helper1'], root);
+    assert.equal(callers.code, 0, callers.stderr);
+    assert.match(callers.stdout, /pkg\/m0\.py/);
+  } finally {
+    server?.kill('SIGKILL');
     removeWorkspace(root);
   }
 });

@@ -42,7 +42,7 @@ async function openBackend(root: string, version: string, build: boolean, engine
   // Loaded on demand so a front end can answer before the index modules load.
   const { Engine } = await import('../../services/engine.ts');
   const engine: Engine = await Engine.open(root, { watch: true, engineTrust });
-  if (build) engine.build().catch((e: Error) => log('warn', 'index.build', 'index build failed', { error: e.message }));
+  if (build) void engine.buildInBackground();
   return {
     read: engine.read,
     search: engine.search,

@@ -74,10 +74,12 @@ export class RelationGraph {
         bases: new Set(o.relations.references.filter((r) => r.kind === 'extends' || r.kind === 'implements' || r.kind === 'embeds').map((r) => `${r.from}\0${r.name}\0${r.text}`)),
         members: new Set(o.relations.members.map((m) => `${m.owner}\0${m.member}\0${m.type}`)),
       };
+      // Flagged before anything is marked dirty (which makes `pending` true): the flag commits
+      // with these facts, so a process that stops before resolving leaves it for the next.
+      if (!this.pending) this.store.markPending();
       if (before !== null) this.compare(before, after, declarations);
       else for (const d of declarations) this.dirtyNames.add(d.name);
       if (before === null) for (const e of after.exports) this.markExport(e);
-      if (!this.pending) this.store.markPending();
       const fileId = this.store.put({ path: o.path, language: o.language, sha256: o.sha256, declarations, relations: o.relations }, known !== null);
       this.dirtyFiles.add(fileId);
     }
