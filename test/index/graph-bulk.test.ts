@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { symbolId } from '../../src/core/ids.ts';
 import { BuildStopped, type BuildStats } from '../../src/index/indexer.ts';
 import { Engine } from '../../src/services/engine.ts';
+import { DERIVATIONS, EDGE_KINDS } from '../../src/index/graph/graph-store.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // A cold build of more than the bulk threshold (256 parsed files) records the graph's facts
@@ -54,8 +55,8 @@ function edges(root: string): string[] {
         `SELECT s.path AS sp, s.qname AS sq, d.path AS dp, d.qname AS dq, e.kind, e.derivation
          FROM graph_edges e JOIN graph_nodes s ON s.id = e.src JOIN graph_nodes d ON d.id = e.dst`,
       )
-      .all() as Array<Record<string, string>>;
-    return rows.map((r) => `${r.sp}#${r.sq} -${r.kind}/${r.derivation}-> ${r.dp}#${r.dq}`).sort();
+      .all() as Array<Record<string, string | number>>;
+    return rows.map((r) => `${r.sp}#${r.sq} -${EDGE_KINDS[Number(r.kind)]}/${DERIVATIONS[Number(r.derivation)]}-> ${r.dp}#${r.dq}`).sort();
   } finally {
     db.close();
   }

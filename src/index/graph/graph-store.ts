@@ -1,5 +1,5 @@
 import type { Tables } from '../store.ts';
-import type { FileRelations } from '../../syntax/relations/types.ts';
+import type { FileRelations, ReceiverKind, ReferenceKind } from '../../syntax/relations/types.ts';
 import type { Declaration } from '../../syntax/types.ts';
 
 // The relationship graph's tables in `.rift/rift.db`, beside (never inside) the store's own:
@@ -9,7 +9,34 @@ import type { Declaration } from '../../syntax/types.ts';
 // ids, so a re-parse that keeps a declaration keeps every edge to it.
 
 // Bumped when the recorded facts change shape or meaning: the graph is then rebuilt from the tree.
-const GRAPH_SCHEMA = '4';
+const GRAPH_SCHEMA = '5';
+
+/**
+ * The closed sets a reference's and an edge's kinds, receivers and derivations come from, stored
+ * as their index here (a byte, where the names took 6-10 on each of hundreds of thousands of rows
+ * and on the edge indexes). Each list is in alphabetical order, so ordering by the stored number
+ * orders as the names do.
+ */
+export const EDGE_KINDS = ['calls', 'constructs', 'contains', 'embeds', 'extends', 'implements', 'imports', 'references'] as const;
+export const DERIVATIONS = ['heuristic', 'resolution'] as const;
+const REF_KINDS: readonly ReferenceKind[] = ['calls', 'constructs', 'embeds', 'extends', 'implements', 'references'];
+const RECEIVERS: readonly ReceiverKind[] = ['field', 'local', 'name', 'none', 'path', 'self', 'super', 'typed'];
+
+/** `name`'s number in `names`; a name outside the set is a programming error, never stored. */
+function coder(names: readonly string[], what: string): (name: string) => number {
+  const codes = new Map(names.map((n, i) => [n, i]));
+  return (name) => {
+    const code = codes.get(name);
+    if (code === undefined) throw new Error(`graph store: unknown ${what} '${name}'`);
+    return code;
+  };
+}
+const edgeKind = coder(EDGE_KINDS, 'edge kind');
+const derivationCode = coder(DERIVATIONS, 'derivation');
+const refKind = coder(REF_KINDS, 'reference kind');
+const receiver = coder(RECEIVERS, 'receiver');
+/** The inheritance kinds, as stored (a type's bases are looked up by them). */
+const BASE_KINDS = (['extends', 'implements', 'embeds'] as const).map(refKind).join(', ');
 
 /**
  * Secondary indexes of the fact tables. A cold build records every file's facts without them
@@ -25,7 +52,7 @@ const FACT_INDEXES = [
   'graph_refs_name ON graph_refs(name)',
   // Only inheritance is looked up by its source (a type's bases): a partial index, a few
   // thousand rows where one over every reference took a tenth of the store.
-  "graph_refs_bases ON graph_refs(from_qname) WHERE kind IN ('extends', 'implements', 'embeds')",
+  `graph_refs_bases ON graph_refs(from_qname) WHERE kind IN (${BASE_KINDS})`,
   'graph_ref_words_word ON graph_ref_words(word)',
   'graph_ref_words_file ON graph_ref_words(file_id)',
 ];
@@ -48,10 +75,19 @@ export interface RefRow {
   path: string;
   language: string;
   from_qname: string;
-  kind: string;
+  kind: ReferenceKind;
   name: string;
-  receiver: string;
+  receiver: ReceiverKind;
   text: string | null;
+}
+
+/** Reference rows as read, their kind and receiver still numbers: named in place. */
+function refRows(rows: unknown[]): RefRow[] {
+  for (const r of rows as Array<{ kind: unknown; receiver: unknown }>) {
+    r.kind = REF_KINDS[r.kind as number];
+    r.receiver = RECEIVERS[r.receiver as number];
+  }
+  return rows as RefRow[];
 }
 
 export interface ImportRow {
@@ -78,6 +114,15 @@ export interface EdgeRow {
   dst: number;
   kind: string;
   derivation: string;
+}
+
+/** Edge rows as read, their kind and derivation still numbers: named in place. */
+function edgeRows(rows: unknown[]): EdgeRow[] {
+  for (const r of rows as Array<{ kind: unknown; derivation: unknown }>) {
+    r.kind = EDGE_KINDS[r.kind as number];
+    r.derivation = DERIVATIONS[r.derivation as number];
+  }
+  return rows as EdgeRow[];
 }
 
 export interface NodeRow {
@@ -125,16 +170,18 @@ export class GraphStore {
       );
       CREATE TABLE graph_imports (file_id INTEGER NOT NULL, local TEXT NOT NULL, module TEXT NOT NULL, imported TEXT, reexport INTEGER NOT NULL);
       CREATE TABLE graph_members (file_id INTEGER NOT NULL, owner TEXT NOT NULL, member TEXT NOT NULL, type TEXT NOT NULL);
+      -- kind and receiver: numbers of REF_KINDS and RECEIVERS.
       CREATE TABLE graph_refs (
-        id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, from_qname TEXT NOT NULL, kind TEXT NOT NULL,
-        name TEXT NOT NULL, receiver TEXT NOT NULL, text TEXT, start INTEGER NOT NULL, end INTEGER NOT NULL
+        id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, from_qname TEXT NOT NULL, kind INTEGER NOT NULL,
+        name TEXT NOT NULL, receiver INTEGER NOT NULL, text TEXT, start INTEGER NOT NULL, end INTEGER NOT NULL
       );
       -- The names a reference's receiver text is made of (\`Store\` and \`inner\` of \`st.Store#inner\`):
       -- a change to what one of them means re-resolves the reference.
       CREATE TABLE graph_ref_words (file_id INTEGER NOT NULL, ref_id INTEGER NOT NULL, word TEXT NOT NULL);
       CREATE TABLE graph_nodes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, qname TEXT NOT NULL, UNIQUE(path, qname));
+      -- kind and derivation: numbers of EDGE_KINDS and DERIVATIONS.
       CREATE TABLE graph_edges (
-        src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, derivation TEXT NOT NULL,
+        src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL, derivation INTEGER NOT NULL,
         file_id INTEGER NOT NULL, ref_id INTEGER
       );
     `);
@@ -209,10 +256,10 @@ export class GraphStore {
       deleteMembers: db.prepare(`DELETE FROM graph_members WHERE file_id = ?`),
       insertMember: db.prepare(`INSERT INTO graph_members(file_id, owner, member, type) VALUES (?, ?, ?, ?)`),
       refsOfFile: db.prepare(`${REFS} WHERE r.file_id = ?`),
-      fileScopeCalls: db.prepare(`${REFS} WHERE r.file_id = ? AND r.from_qname = '' AND r.kind = 'calls'`),
+      fileScopeCalls: db.prepare(`${REFS} WHERE r.file_id = ? AND r.from_qname = '' AND r.kind = ${refKind('calls')}`),
       refsNamed: db.prepare(`${REFS} WHERE r.name = ?`),
       refsAfter: db.prepare(`${REFS} WHERE r.id > ? ORDER BY r.id LIMIT ?`),
-      basesOf: db.prepare(`${REFS} WHERE r.from_qname = ? AND r.kind IN ('extends', 'implements', 'embeds') ORDER BY r.kind, r.id`),
+      basesOf: db.prepare(`${REFS} WHERE r.from_qname = ? AND r.kind IN (${BASE_KINDS}) ORDER BY r.kind, r.id`),
       refsThrough: db.prepare(
         `SELECT DISTINCT ${REF_COLUMNS}
          FROM graph_ref_words w JOIN graph_refs r ON r.id = w.ref_id JOIN graph_files g ON g.id = r.file_id
@@ -243,7 +290,7 @@ export class GraphStore {
       setMeta: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`),
       referenceCounts: db.prepare(
         `SELECT n.path, n.qname, count(DISTINCT e.src) AS refs FROM graph_edges e JOIN graph_nodes n ON n.id = e.dst
-         WHERE e.kind <> 'contains' GROUP BY e.dst ORDER BY refs DESC, n.path, n.qname LIMIT ?`,
+         WHERE e.kind <> ${edgeKind('contains')} GROUP BY e.dst ORDER BY refs DESC, n.path, n.qname LIMIT ?`,
       ),
     };
   }
@@ -309,22 +356,22 @@ export class GraphStore {
   }
 
   refsOf(fileId: number): RefRow[] {
-    return this.stmts.refsOfFile.all(fileId) as RefRow[];
+    return refRows(this.stmts.refsOfFile.all(fileId));
   }
 
   /** The calls a file makes at its top level (a script's body, a `__main__` guard), filtered by SQLite. */
   fileScopeCalls(fileId: number): RefRow[] {
-    return this.stmts.fileScopeCalls.all(fileId) as RefRow[];
+    return refRows(this.stmts.fileScopeCalls.all(fileId));
   }
 
   refsNamed(name: string): RefRow[] {
-    return this.stmts.refsNamed.all(name) as RefRow[];
+    return refRows(this.stmts.refsNamed.all(name));
   }
 
   /** Every reference, read a page at a time so the caller may write between pages. */
   *allRefs(): Generator<RefRow> {
     for (let after = 0; ; ) {
-      const page = this.stmts.refsAfter.all(after, 4096) as RefRow[];
+      const page = refRows(this.stmts.refsAfter.all(after, 4096));
       if (page.length === 0) return;
       yield* page;
       after = page[page.length - 1].id;
@@ -337,12 +384,12 @@ export class GraphStore {
    * a receiver name or a path segment (`word.f()`, `a.word.f()`).
    */
   refsThrough(word: string): RefRow[] {
-    return this.stmts.refsThrough.all(word) as RefRow[];
+    return refRows(this.stmts.refsThrough.all(word));
   }
 
   /** `extends` / `implements` / `embeds` references made by declarations named `qname`, in any file. */
   basesNamed(qname: string): RefRow[] {
-    return this.stmts.basesOf.all(qname) as RefRow[];
+    return refRows(this.stmts.basesOf.all(qname));
   }
 
   /**
@@ -358,7 +405,7 @@ export class GraphStore {
     for (const i of facts.relations.imports) s.insertImport.run(id, i.local, i.module, i.imported, i.reexport ? 1 : 0);
     for (const m of facts.relations.members) s.insertMember.run(id, m.owner, m.member, m.type);
     for (const r of facts.relations.references) {
-      const ref = s.insertRef.run(id, r.from, r.kind, r.name, r.receiver, r.text, r.start, r.end).lastInsertRowid;
+      const ref = s.insertRef.run(id, r.from, refKind(r.kind), r.name, receiver(r.receiver), r.text, r.start, r.end).lastInsertRowid;
       if (r.text === null) continue;
       for (const word of new Set(r.text.split(/[.#:]+/))) if (word !== '') s.insertRefWord.run(id, ref, word);
     }
@@ -406,15 +453,15 @@ export class GraphStore {
   }
 
   addEdge(src: number, dst: number, kind: string, derivation: string, fileId: number, refId: number | null): void {
-    this.stmts.insertEdge.run(src, dst, kind, derivation, fileId, refId);
+    this.stmts.insertEdge.run(src, dst, edgeKind(kind), derivationCode(derivation), fileId, refId);
   }
 
   outgoing(node: number): EdgeRow[] {
-    return this.stmts.outgoing.all(node) as EdgeRow[];
+    return edgeRows(this.stmts.outgoing.all(node));
   }
 
   incoming(node: number): EdgeRow[] {
-    return this.stmts.incoming.all(node) as EdgeRow[];
+    return edgeRows(this.stmts.incoming.all(node));
   }
 
   /** Drops nodes no edge names any more. */
