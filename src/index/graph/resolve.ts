@@ -110,6 +110,21 @@ export class Resolver {
   private readonly named = new BoundedCache<string, DeclRow[]>(NAMED_ROWS_CACHED, (rows) => rows.length + 1);
   private readonly typeCache = new BoundedCache<string, DeclRow | null>(NAMES_CACHED);
   private readonly baseCache = new BoundedCache<string, DeclRow[]>(NAMES_CACHED);
+  /**
+   * What the guesses need of every declaration carrying a name (see `guesses`), by family and
+   * name: computed once per name, so a guess costs the same however many declarations share it
+   * (a name declared in each of many packages was filtered again for every reference to it).
+   */
+  private readonly guessCache = new BoundedCache<string, Guesses>(NAMES_CACHED * 8);
+  /**
+   * What an import of a file binds, by the import's row (held by its file's context, so an entry
+   * lives as long as that context is cached). A module path may name many files (each package
+   * of a monorepo with its own `utils`), and a name none of them exports was looked for in each,
+   * for every reference through that import, loading each file's context.
+   */
+  private readonly bindings = new WeakMap<ImportRow, Bound>();
+  /** What a module exports under a name, as `exported` finds it from outside (depth 0). */
+  private readonly exports = new BoundedCache<string, DeclRow | null>(NAMES_CACHED * 8);
   private readonly words = new Map<string, string>();
 
   constructor(private readonly graph: GraphStore) {
@@ -292,11 +307,27 @@ export class Resolver {
     if (!opts.heuristic || ctx.family === 'ecmascript' || COMMON_NAMES[ctx.family].has(name)) return null;
     // A bound name no import explains (a builtin, a star import from outside) is still a
     // guess when one declaration of its kind in the workspace carries it.
-    const candidates = this.declsNamed(name).filter(
-      (d) => familyOf(d.language) === ctx.family && (d.container === null || d.facets.includes('static')) && (opts.types !== 'only' || TYPE_KINDS.has(d.kind)),
-    );
-    const unique = pickUnique(candidates, ctx.path);
+    const g = this.guesses(ctx.family, name);
+    const unique = (opts.types === 'only' ? g.types : g.bare).pick(ctx.path);
     return unique === null ? null : { decl: unique, derivation: 'heuristic', viaImport: false };
+  }
+
+  /** The declarations named `name` in `family` that a guess may pick, computed once per name. */
+  private guesses(family: LanguageFamily, name: string): Guesses {
+    const key = `${family}\0${name}`;
+    let g = this.guessCache.get(key);
+    if (g === undefined) {
+      const bare: DeclRow[] = [];
+      const methods: DeclRow[] = [];
+      for (const d of this.declsNamed(name)) {
+        if (familyOf(d.language) !== family) continue;
+        if (d.container === null || d.facets.includes('static')) bare.push(d);
+        if (d.container !== null && d.kind === 'method') methods.push(d);
+      }
+      g = { bare: new Candidates(bare), types: new Candidates(bare.filter((d) => TYPE_KINDS.has(d.kind))), method: methods.length === 1 ? methods[0] : null };
+      this.guessCache.set(key, g);
+    }
+    return g;
   }
 
   /** A declaration of this file the scope chain of `from` reaches; the innermost wins, a type when `prefer`red. */
@@ -339,6 +370,16 @@ export class Resolver {
   }
 
   private binding(ctx: FileCtx, b: ImportRow, depth: number): Bound {
+    if (depth > 0) return this.bindingOnce(ctx, b, depth);
+    let bound = this.bindings.get(b);
+    if (bound === undefined) {
+      bound = this.bindingOnce(ctx, b, 0);
+      this.bindings.set(b, bound);
+    }
+    return bound;
+  }
+
+  private bindingOnce(ctx: FileCtx, b: ImportRow, depth: number): Bound {
     if (depth > DEPTH_MAX) return null;
     if (b.module === '') {
       // A same-file alias (`export { a as b }`, `export default a`): what `a` means here.
@@ -367,6 +408,17 @@ export class Resolver {
 
   /** The declaration module `m` exports under `name`, following its re-exports. */
   private exported(m: ModuleTarget, name: string, depth: number, family: LanguageFamily): DeclRow | null {
+    if (depth > 0) return this.exportedOnce(m, name, depth, family);
+    const key = `${family}\0${m.path}\0${m.scope}\0${name}`;
+    let d = this.exports.get(key);
+    if (d === undefined) {
+      d = this.exportedOnce(m, name, 0, family);
+      this.exports.set(key, d);
+    }
+    return d;
+  }
+
+  private exportedOnce(m: ModuleTarget, name: string, depth: number, family: LanguageFamily): DeclRow | null {
     if (depth > DEPTH_MAX) return null;
     const ctx = this.ctxOf(m.path);
     if (ctx === null) return null;
@@ -641,8 +693,8 @@ export class Resolver {
   /** A member reached through a receiver of unknown type: a unique, uncommon method name is a guess. */
   private guessMember(family: LanguageFamily, name: string): Found | null {
     if (COMMON_NAMES[family].has(name)) return null;
-    const candidates = this.declsNamed(name).filter((d) => familyOf(d.language) === family && d.container !== null && d.kind === 'method');
-    return candidates.length === 1 ? { decl: candidates[0], derivation: 'heuristic', viaImport: false } : null;
+    const method = this.guesses(family, name).method;
+    return method === null ? null : { decl: method, derivation: 'heuristic', viaImport: false };
   }
 }
 
@@ -654,6 +706,38 @@ function containerOf(qname: string, sep: string): string | null {
   const base = qname.replace(/~\d+$/, '');
   const cut = base.lastIndexOf(sep);
   return cut < 0 ? null : base.slice(0, cut);
+}
+
+interface Guesses {
+  /** Declarations a bare name may mean: not members, or static ones. */
+  bare: Candidates;
+  /** Of those, the types. */
+  types: Candidates;
+  /** The one method of that name, when there is exactly one. */
+  method: DeclRow | null;
+}
+
+/** Candidates of one guess, grouped by directory once, so a pick looks up one directory. */
+class Candidates {
+  private byDir: Map<string, DeclRow[]> | null = null;
+
+  constructor(private readonly all: readonly DeclRow[]) {}
+
+  /** As `pickUnique`: the one candidate, or the only one in `fromPath`'s directory. */
+  pick(fromPath: string): DeclRow | null {
+    if (this.all.length <= 1) return this.all[0] ?? null;
+    if (this.byDir === null) {
+      this.byDir = new Map();
+      for (const c of this.all) {
+        const dir = posix.dirname(c.path);
+        const list = this.byDir.get(dir);
+        if (list) list.push(c);
+        else this.byDir.set(dir, [c]);
+      }
+    }
+    const same = this.byDir.get(posix.dirname(fromPath));
+    return same?.length === 1 ? same[0] : null;
+  }
 }
 
 /** One candidate, or the only one in the nearest directory; null when the choice is ambiguous. */
