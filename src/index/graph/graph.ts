@@ -4,7 +4,6 @@ import type { SymbolInput } from '../parse-job.ts';
 import type { Declaration } from '../../syntax/types.ts';
 import { GraphStore, type DeclRow, type RefRow } from './graph-store.ts';
 import { Resolver } from './resolve.ts';
-import { BoundedCache } from '../../core/bounded-cache.ts';
 
 // The binding provider's graph over the index: each batch records the relation facts of the
 // files it parsed, and the next `resolve` links what can have changed — every reference of a
@@ -150,14 +149,26 @@ export class RelationGraph {
       return;
     }
     const resolver = new Resolver(this.store);
-    // Node ids by declaration, bounded: a full pass links every declaration of the tree.
-    const nodes = new BoundedCache<string, number>(NODES_CACHED);
+    // Node ids by path, then qualified name (no key string built per lookup: this runs twice
+    // per edge), bounded: a full pass links every declaration of the tree, and the cache starts
+    // over when it holds NODES_CACHED ids.
+    let nodes = new Map<string, Map<string, number>>();
+    let held = 0;
     const node = (path: string, qname: string) => {
-      const key = `${path}\0${qname}`;
-      let id = nodes.get(key);
+      let inFile = nodes.get(path);
+      if (inFile === undefined) {
+        if (held >= NODES_CACHED) {
+          nodes = new Map();
+          held = 0;
+        }
+        inFile = new Map();
+        nodes.set(path, inFile);
+      }
+      let id = inFile.get(qname);
       if (id === undefined) {
         id = this.store.node(path, qname);
-        nodes.set(key, id);
+        inFile.set(qname, id);
+        held++;
       }
       return id;
     };

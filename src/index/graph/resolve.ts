@@ -123,8 +123,11 @@ export class Resolver {
    * for every reference through that import, loading each file's context.
    */
   private readonly bindings = new WeakMap<ImportRow, Bound>();
-  /** What a module exports under a name, as `exported` finds it from outside (depth 0). */
-  private readonly exports = new BoundedCache<string, DeclRow | null>(NAMES_CACHED * 8);
+  /**
+   * What a module exports under a name, as `exported` finds it from outside (depth 0), by the
+   * module's target (held by the context of the file that resolved it, as `bindings`).
+   */
+  private readonly exports = new WeakMap<ModuleTarget, { family: LanguageFamily; names: Map<string, DeclRow | null> }>();
   private readonly words = new Map<string, string>();
 
   constructor(private readonly graph: GraphStore) {
@@ -409,11 +412,16 @@ export class Resolver {
   /** The declaration module `m` exports under `name`, following its re-exports. */
   private exported(m: ModuleTarget, name: string, depth: number, family: LanguageFamily): DeclRow | null {
     if (depth > 0) return this.exportedOnce(m, name, depth, family);
-    const key = `${family}\0${m.path}\0${m.scope}\0${name}`;
-    let d = this.exports.get(key);
+    let known = this.exports.get(m);
+    if (known === undefined) {
+      known = { family, names: new Map() };
+      this.exports.set(m, known);
+    }
+    if (known.family !== family) return this.exportedOnce(m, name, 0, family);
+    let d = known.names.get(name);
     if (d === undefined) {
       d = this.exportedOnce(m, name, 0, family);
-      this.exports.set(key, d);
+      known.names.set(name, d);
     }
     return d;
   }
