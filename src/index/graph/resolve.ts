@@ -114,8 +114,9 @@ export class Resolver {
    * What the guesses need of every declaration carrying a name (see `guesses`), by family and
    * name: computed once per name, so a guess costs the same however many declarations share it
    * (a name declared in each of many packages was filtered again for every reference to it).
+   * Bounded by the rows it holds, as `named` is.
    */
-  private readonly guessCache = new BoundedCache<string, Guesses>(NAMES_CACHED * 8);
+  private readonly guessCache = new BoundedCache<string, Guesses>(NAMED_ROWS_CACHED, (g) => g.bare.size + 1);
   /**
    * What an import of a file binds, by the import's row (held by its file's context, so an entry
    * lives as long as that context is cached). A module path may name many files (each package
@@ -730,6 +731,10 @@ class Candidates {
   private byDir: Map<string, DeclRow[]> | null = null;
 
   constructor(private readonly all: readonly DeclRow[]) {}
+
+  get size(): number {
+    return this.all.length;
+  }
 
   /** As `pickUnique`: the one candidate, or the only one in `fromPath`'s directory. */
   pick(fromPath: string): DeclRow | null {
