@@ -119,10 +119,13 @@ export function openStore(root: string): Store {
   return replaceDamaged(root, damage);
 }
 
-/** Whether SQLite says another connection holds a lock the step needs (extended codes included). */
+/**
+ * Whether SQLite says another connection holds a lock the step needs (extended codes included),
+ * or changed the schema under a statement more often than SQLite re-prepares it.
+ */
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|PROTOCOL)(_|$)/.test(code);
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|PROTOCOL|SCHEMA)(_|$)/.test(code);
 }
 
 function sleepSync(ms: number): void {

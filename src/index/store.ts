@@ -817,7 +817,7 @@ export class Store {
    * the connection leaks out.
    */
   tables(): Tables {
-    return { prepare: (sql) => this.db.prepare(sql), exec: (sql) => void this.db.exec(sql) };
+    return { prepare: (sql) => this.db.prepare(sql), exec: (sql) => void this.db.exec(sql), transaction: (work) => this.transaction(work) };
   }
 
   /**
@@ -879,6 +879,8 @@ export class Store {
 export interface Tables {
   prepare(sql: string): Database.Statement;
   exec(sql: string): void;
+  /** Runs `work` holding the write lock (Store.transaction). */
+  transaction(work: () => void): void;
 }
 
 /** The indexed bytes of a path, for a store whose files are not the workspace's. */

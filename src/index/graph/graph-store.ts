@@ -144,7 +144,9 @@ export class GraphStore {
   private readonly stmts: ReturnType<GraphStore['prepare']>;
 
   constructor(private readonly db: Tables) {
-    GraphStore.migrate(db);
+    // Under the write lock, as the store's own schema: several processes opening a fresh store
+    // at once would otherwise each find no graph and drop and create its tables under the others.
+    db.transaction(() => GraphStore.migrate(db));
     this.stmts = this.prepare();
   }
 
