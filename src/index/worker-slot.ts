@@ -204,6 +204,7 @@ export class ExitBudget {
   private inRow = 0;
   private last: WorkerExit | null = null;
   private everStarted = false;
+  private failed: RiftError | null = null;
 
   /** Counts an exit; throws the build's error past WORKER_EXITS_MAX in a row. */
   spend(err: WorkerExit): void {
@@ -211,7 +212,16 @@ export class ExitBudget {
     this.last = err;
     if (err.started) this.everStarted = true;
     log('warn', 'index.worker', 'parse worker exited; restarting it', { reason: err.message, in_row: this.inRow });
-    if (this.inRow > WORKER_EXITS_MAX) throw this.failure();
+    if (this.inRow > WORKER_EXITS_MAX) throw (this.failed = this.failure());
+  }
+
+  /**
+   * Throws the run's error once it has failed: the batches other workers still hold then end
+   * without restarting their workers (each restarted one more for nothing, and how many they
+   * held decided how many).
+   */
+  check(): void {
+    if (this.failed !== null) throw this.failed;
   }
 
   /** A worker answered: the workers can work, and a later exit is about its file. */
@@ -253,6 +263,7 @@ export async function parseSupervised(
       return results;
     } catch (e) {
       if (!(e instanceof WorkerExit)) throw e;
+      budget.check();
       // One exit fails every batch its worker held; it is counted, and restarted, once.
       if (slot.restart(e.generation)) budget.spend(e);
       return null;
