@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { stopServer } from '../src/mcp/discovery.ts';
+import { pidAlive, readLock } from '../src/mcp/lock.ts';
 
 // Small helpers shared by the benchmarks in bench/: timed child processes, a `rift mcp` client,
 // percentiles, a seeded PRNG, tree copies and the docs/benchmarks.md section writer.
@@ -246,28 +248,18 @@ export async function firstAnswer(riftBin: string, dir: string, name: string): P
     return { ms: performance.now() - started, hits: r.structuredContent.hits.length, warnings: r.structuredContent.warnings.map((w) => w.kind), connectMs };
   } finally {
     await client.close();
-    await stopWorkspaceServer(riftBin, dir, env);
+    await stopWorkspaceServer(dir);
   }
 }
 
 /**
- * Stops the workspace server `rift mcp` started on `dir` and waits for its process to end: left
- * running, it would go on building (and loading the machine) after the measurement.
+ * Stops the workspace server `rift mcp` started on `dir` (as `rift server --stop` does) and waits
+ * for its process to end: left running, it would go on building (and loading the machine) after
+ * the measurement.
  */
-export async function stopWorkspaceServer(riftBin: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  let pid: number | null = null;
-  try {
-    pid = (JSON.parse(readFileSync(join(dir, '.rift', 'server.json'), 'utf8')) as { pid: number }).pid;
-  } catch {
-    return;
-  }
-  spawnSync(process.execPath, [riftBin, 'server', '--stop', '--workspace', dir], { env, stdio: 'ignore' });
-  for (;;) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    await sleep(20);
-  }
+export async function stopWorkspaceServer(dir: string): Promise<void> {
+  const lock = readLock(dir);
+  if (lock === null || lock === 'malformed') return;
+  await stopServer(dir, lock);
+  while (pidAlive(lock.pid)) await sleep(20);
 }

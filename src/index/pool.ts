@@ -60,7 +60,7 @@ export class WorkerPool {
    * Parses every item; `onBatch` sees each finished batch in completion order. A worker that
    * dies is replaced (see worker-slot.ts); workers that keep dying reject the run. Once `stop`
    * is aborted no further batch is handed out: the run ends when the batches already handed out
-   * have been delivered, and returns how many items it handed out in all.
+   * have been delivered.
    */
   async run(
     root: string,
@@ -68,7 +68,7 @@ export class WorkerPool {
     items: readonly ParseItem[],
     onBatch: (results: ParseOutcome[]) => void,
     stop?: AbortSignal,
-  ): Promise<number> {
+  ): Promise<void> {
     let cursor = 0;
     let failure: { error: unknown } | null = null;
     const next = (): ParseItem[] | null => {
@@ -111,7 +111,6 @@ export class WorkerPool {
     );
     if (failure) throw (failure as { error: unknown }).error;
     budget.settle();
-    return cursor;
   }
 
   /**

@@ -103,14 +103,14 @@ export function openStore(root: string): Store {
         // (eight servers started at once on a fresh tree) hold it for a moment. Most waits happen
         // inside SQLite (its busy timeout); some lock steps answer busy at once, so try again.
         const waited = performance.now() - started;
-        if (isBusy(e) && waited < STORE_BUSY_WAIT_MS) {
+        if (isContended(e) && waited < STORE_BUSY_WAIT_MS) {
           sleepSync(wait);
           continue;
         }
         damage = storeDamage(e);
         if (damage === null) {
           const code = (e as { code?: string }).code ?? (e as Error).message;
-          return inMemory(root, isBusy(e) ? `${code}: other processes held it for ${Math.round(waited)} ms` : code);
+          return inMemory(root, isContended(e) ? `${code}: other processes held it for ${Math.round(waited)} ms` : code);
         }
         break;
       }
@@ -123,7 +123,7 @@ export function openStore(root: string): Store {
  * Whether SQLite says another connection holds a lock the step needs (extended codes included),
  * or changed the schema under a statement more often than SQLite re-prepares it.
  */
-function isBusy(err: unknown): boolean {
+function isContended(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|PROTOCOL|SCHEMA)(_|$)/.test(code);
 }

@@ -126,9 +126,10 @@ export class Resolver {
   private readonly bindings = new WeakMap<ImportRow, Bound>();
   /**
    * What a module exports under a name, as `exported` finds it from outside (depth 0), by the
-   * module's target (held by the context of the file that resolved it, as `bindings`).
+   * module's target (held by the context of the file that resolved it, as `bindings`; a target
+   * is only ever looked into with that file's family).
    */
-  private readonly exports = new WeakMap<ModuleTarget, { family: LanguageFamily; names: Map<string, DeclRow | null> }>();
+  private readonly exports = new WeakMap<ModuleTarget, Map<string, DeclRow | null>>();
   private readonly words = new Map<string, string>();
 
   constructor(private readonly graph: GraphStore) {
@@ -413,16 +414,15 @@ export class Resolver {
   /** The declaration module `m` exports under `name`, following its re-exports. */
   private exported(m: ModuleTarget, name: string, depth: number, family: LanguageFamily): DeclRow | null {
     if (depth > 0) return this.exportedOnce(m, name, depth, family);
-    let known = this.exports.get(m);
-    if (known === undefined) {
-      known = { family, names: new Map() };
-      this.exports.set(m, known);
+    let names = this.exports.get(m);
+    if (names === undefined) {
+      names = new Map();
+      this.exports.set(m, names);
     }
-    if (known.family !== family) return this.exportedOnce(m, name, 0, family);
-    let d = known.names.get(name);
+    let d = names.get(name);
     if (d === undefined) {
       d = this.exportedOnce(m, name, 0, family);
-      known.names.set(name, d);
+      names.set(name, d);
     }
     return d;
   }
@@ -636,7 +636,7 @@ export class Resolver {
       const candidates = this.declsNamed(name).filter(
         (d) => familyOf(d.language) === family && (d.qname === suffix || d.qname.endsWith(sep + suffix)) && (family === 'rust' || posix.dirname(d.path) === dir),
       );
-      const near = pickUnique(candidates, type.path) ?? candidates[0];
+      const near = new Candidates(candidates).pick(type.path) ?? candidates[0];
       if (near !== undefined) return near;
     }
     for (const base of this.bases(type)) {
@@ -726,7 +726,10 @@ interface Guesses {
   method: DeclRow | null;
 }
 
-/** Candidates of one guess, grouped by directory once, so a pick looks up one directory. */
+/**
+ * Candidates of one guess: the one candidate, or the only one in the nearest directory (null when
+ * the choice is ambiguous); grouped by directory once, so each pick looks up one directory.
+ */
 class Candidates {
   private byDir: Map<string, DeclRow[]> | null = null;
 
@@ -736,7 +739,7 @@ class Candidates {
     return this.all.length;
   }
 
-  /** As `pickUnique`: the one candidate, or the only one in `fromPath`'s directory. */
+  /** The one candidate, or the only one in `fromPath`'s directory. */
   pick(fromPath: string): DeclRow | null {
     if (this.all.length <= 1) return this.all[0] ?? null;
     if (this.byDir === null) {
@@ -751,12 +754,4 @@ class Candidates {
     const same = this.byDir.get(posix.dirname(fromPath));
     return same?.length === 1 ? same[0] : null;
   }
-}
-
-/** One candidate, or the only one in the nearest directory; null when the choice is ambiguous. */
-function pickUnique(candidates: readonly DeclRow[], fromPath: string): DeclRow | null {
-  if (candidates.length <= 1) return candidates[0] ?? null;
-  const dir = posix.dirname(fromPath);
-  const same = candidates.filter((c) => posix.dirname(c.path) === dir);
-  return same.length === 1 ? same[0] : null;
 }
