@@ -44,6 +44,13 @@ export interface DeclarationPlace {
   outer: (ByteRange & { head: number }) | null;
 }
 
+/**
+ * Parses a part of a file (as `withTree` does) for `locateInSlice` and `locateNested`: a walk
+ * passes one that reuses the tree of the part it parsed last (the next version's part differs by
+ * the commit's edit).
+ */
+export type PartParser = <T>(language: LanguageId, bytes: Uint8Array, fn: (tree: Tree, source: SourceText) => T) => T;
+
 export interface Located {
   parts: DeclarationParts;
   place: DeclarationPlace;
@@ -136,12 +143,12 @@ function bodyStart(root: Node, source: SourceText, d: Declaration): number {
  * the caller parses the whole file. Offsets are the file's. Declarations numbered among
  * same-named ones (`~2`) are never looked for this way.
  */
-export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: ByteRange, qname: string): Located | null {
+export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: ByteRange, qname: string, parse: PartParser = withTree): Located | null {
   if (qname.includes('~')) return null;
   const part = bytes.subarray(slice.start, slice.end);
   let located: Located | null = null;
   try {
-    withTree(language, part, (tree, source) => {
+    parse(language, part, (tree, source) => {
       if (tree.rootNode.hasError) return;
       const all = declarationsOfTree(language, tree, source);
       // The declarations no other one holds (a Go method's receiver type is declared apart).
@@ -172,7 +179,7 @@ export function locateInSlice(language: LanguageId, bytes: Uint8Array, slice: By
  * errors, or `qname` is not found spanning exactly what it spans in the file (a header of more
  * than one line, say), or it is numbered among same-named ones.
  */
-export function locateNested(language: LanguageId, bytes: Uint8Array, headers: readonly ByteRange[], lines: ByteRange, start: number, qname: string): DeclarationParts | null {
+export function locateNested(language: LanguageId, bytes: Uint8Array, headers: readonly ByteRange[], lines: ByteRange, start: number, qname: string, parse: PartParser = withTree): DeclarationParts | null {
   if (qname.includes('~')) return null;
   const opened = [...headers].reverse().map((h) => Buffer.concat([bytes.subarray(lineStartAt(bytes, h.start), h.end), NEWLINE]));
   const prefix = opened.reduce((n, b) => n + b.length, 0);
@@ -180,7 +187,7 @@ export function locateNested(language: LanguageId, bytes: Uint8Array, headers: r
   const text = Buffer.concat([...opened, bytes.subarray(lines.start, lines.end), ...closed]);
   let parts: DeclarationParts | null = null;
   try {
-    withTree(language, text, (tree, source) => {
+    parse(language, text, (tree, source) => {
       if (tree.rootNode.hasError) return;
       const d = declarationsOfTree(language, tree, source).find((x) => x.qualifiedName === qname);
       if (d && d.span.start === prefix + start - lines.start && d.span.end === prefix + lines.end - lines.start) parts = partsOf(tree.rootNode, source, d);

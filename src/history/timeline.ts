@@ -3,7 +3,7 @@ import { classifyBytes } from '../workspace/read.ts';
 import { IncrementalTree, initSyntax, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
 import { DECLARING_KEYWORDS, TEXT_LAYOUT } from '../syntax/layout.ts';
 import type { ByteRange, LanguageId } from '../syntax/types.ts';
-import { classify, declarationEnd, locateDeclaration, locateInSlice, locateNested, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
+import { classify, declarationEnd, locateDeclaration, locateInSlice, locateNested, type PartParser, type DeclarationParts, type DeclarationPlace, type Located, type VersionKind } from './classify.ts';
 import { Feed } from './feed.ts';
 import { BufferPool, type LogEntry, type Repository } from './git.ts';
 
@@ -36,9 +36,14 @@ import { BufferPool, type LogEntry, type Repository } from './git.ts';
 // does elsewhere is not seen: a syntax error elsewhere in it counts as leaving the declaration
 // alone.
 //
+// A part parsed alone reuses the tree of the last part of its kind the walk parsed (the
+// versions' parts differ by the commits' edits, so tree-sitter reparses little of each).
+//
 // The walk starts with `git log`: a first segment walks the versions as git finds them (in a
-// parse worker, when a runner is given), and once the log has ended a second segment takes the
-// older half of what the first has not walked yet, side by side with it.
+// parse worker, when a runner is given), and a second takes the older half of what the first
+// has not walked yet, side by side with it: as soon as git has listed that half's first version
+// were the log to reach its bound (on a long history the log itself takes a while, and the
+// second segment's first whole parse runs beside it), else once the log has ended.
 
 export interface TimelineVersion {
   revision: string;
@@ -135,21 +140,42 @@ export async function timeline(
     // A worker that fails (or exits) leaves its segment to this thread.
     runner ? runner(segment, lane, ids, progress).catch(() => walkSegment(repo, segment, ids)) : walkSegment(repo, segment, ids, progress);
   // The first segment starts with the log, walking versions as git finds them, kept a little
-  // ahead of it; the second, once the log has ended, takes the oldest half of what the first
-  // has not walked yet.
+  // ahead of it. The second takes the older half of what the first has not walked yet: once the
+  // log has come that far, were it to list as many commits as the bound allows (a long log then
+  // runs beside both segments), else once it has ended.
   const log: LogEntry[] = [];
   const first = new Feed<string | null>();
+  // Set in `startSecond` (a closure, which the compiler's narrowing does not follow).
+  let second = null as { feed: Feed<string | null>; from: number } | null;
   let walked = 0;
+  const lanes: Array<Promise<SegmentResult>> = [];
+  const startSecond = (from: number, streamed: boolean) => {
+    first.push(log.slice(first.items.length, from).map((e) => e.blob));
+    first.end();
+    const feed = new Feed<string | null>();
+    feed.push(log.slice(from).map((e) => e.blob));
+    if (!streamed) feed.end();
+    second = { feed, from };
+    lanes.push(walk({ ...job(feed.items.slice(), streamed), bound: max + 1 - from }, 1, feed, () => undefined));
+  };
   const supply = () => {
+    if (second !== null) {
+      const { feed, from } = second;
+      if (from + feed.items.length < log.length) feed.push(log.slice(from + feed.items.length).map((e) => e.blob));
+      return;
+    }
     const upTo = runner ? Math.min(log.length, walked + STREAM_AHEAD) : log.length;
     if (upTo > first.items.length) first.push(log.slice(first.items.length, upTo).map((e) => e.blob));
+    if (!runner) return;
+    const from = Math.max(first.items.length, (max + 1 + walked) >> 1);
+    if (max + 1 - from >= SEGMENT_MIN && log.length >= from) startSecond(from, true);
   };
-  const lanes = [
+  lanes.push(
     walk(job([], true), 0, first, (n) => {
       walked = n;
       if (!first.done) supply();
     }),
-  ];
+  );
   try {
     // One commit more than the bound tells whether the walk stopped early, and gives the
     // oldest kept commit its "before".
@@ -158,21 +184,25 @@ export async function timeline(
       supply();
     }
   } catch (e) {
-    // A failed log still ends the first segment (its walk is not waited for).
-    first.end();
-    lanes[0].catch(() => undefined);
+    // A failed log still ends the segments (their walks are not waited for).
+    if (!first.done) first.end();
+    if (second !== null && !second.feed.done) second.feed.end();
+    for (const lane of lanes) lane.catch(() => undefined);
     throw e;
   }
   stats.logMs = performance.now() - t;
   stats.commits = log.length;
   const complete = log.length <= max;
-  let split = runner ? Math.max(first.items.length, (log.length + walked) >> 1) : log.length;
-  if (log.length - split < SEGMENT_MIN) split = log.length;
-  first.push(log.slice(first.items.length, split).map((e) => e.blob));
-  first.end();
-  if (split < log.length) {
-    const rest = log.slice(split).map((e) => e.blob);
-    lanes.push(walk(job(rest, false), 1, Feed.of(rest), () => undefined));
+  if (second === null) {
+    const from = runner ? Math.max(first.items.length, (log.length + walked) >> 1) : log.length;
+    if (log.length - from >= SEGMENT_MIN) startSecond(from, false);
+    else {
+      first.push(log.slice(first.items.length).map((e) => e.blob));
+      first.end();
+    }
+  } else {
+    supply();
+    second.feed.end();
   }
   const results = await Promise.all(lanes);
   const states = results.flatMap((r) => r.states);
@@ -453,7 +483,7 @@ function endAfter(language: LanguageId, bytes: Uint8Array, edit: ByteEdit, start
  * it and it is held by another declaration, else the outermost declaration holding it. Null when
  * neither shows it; each parse tried is counted in `stats`.
  */
-function parsedAlone(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: Names, qname: string, stats: SegmentResult['stats']): Located | null {
+function parsedAlone(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: Names, qname: string, trees: PartTrees, stats: SegmentResult['stats']): Located | null {
   const timed = <T>(parse: () => T): T => {
     const t = performance.now();
     const found = parse();
@@ -464,7 +494,7 @@ function parsedAlone(language: LanguageId, newer: Uint8Array, bytes: Uint8Array,
   const nested = nestedLines(language, newer, bytes, edit, place, names);
   if (nested !== null) {
     const { lines, start, headers } = nested;
-    const parts = timed(() => locateNested(language, bytes, headers, lines, start, qname));
+    const parts = timed(() => locateNested(language, bytes, headers, lines, start, qname, trees.nested));
     if (parts !== null) {
       stats.nested++;
       // Its holders' headers stand where they were found; the holder outermost in the text ends
@@ -477,7 +507,27 @@ function parsedAlone(language: LanguageId, newer: Uint8Array, bytes: Uint8Array,
     }
   }
   const slice = outerSlice(language, newer, bytes, edit, place, names);
-  return slice === null ? null : timed(() => locateInSlice(language, bytes, slice, qname));
+  return slice === null ? null : timed(() => locateInSlice(language, bytes, slice, qname, trees.outer));
+}
+
+/**
+ * The parsers of a walk's parts, one per kind (a declaration's own lines below its holders'
+ * headers; the outermost declaration holding it): each reuses the tree of the part of its kind it
+ * parsed last, which the next version's differs from by little more than the commit's edit.
+ */
+interface PartTrees {
+  nested: PartParser;
+  outer: PartParser;
+  close(): void;
+}
+
+function partTrees(language: LanguageId): PartTrees {
+  const trees = [new IncrementalTree(language), new IncrementalTree(language)];
+  const parser = (tree: IncrementalTree): PartParser => (_language, bytes, fn) => {
+    tree.advance(bytes);
+    return tree.parse(fn);
+  };
+  return { nested: parser(trees[0]), outer: parser(trees[1]), close: () => trees.forEach((t) => t.close()) };
 }
 
 /** Where the outermost declaration holding the declaration at `place` starts (its outermost header). */
@@ -560,6 +610,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
   /** What a parsed version held, by blob id (a file reverted to earlier bytes is not parsed again). */
   const seen = new Map<string, { state: State; located: Located | null }>();
   const tree = new IncrementalTree(language);
+  const parts = partTrees(language);
   // Each version is read into a buffer of the last versions' that nothing reads any more.
   const pool = new BufferPool();
   const blobs = repo.blobs(ids, pool);
@@ -614,7 +665,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
         }
       }
       // An edit reaching it: a part of the file holding it parsed alone.
-      const alone: Located | null = located !== null && newer !== null && edit !== null ? parsedAlone(language, newer, bytes, edit, located.place, names, qname, stats) : null;
+      const alone: Located | null = located !== null && newer !== null && edit !== null ? parsedAlone(language, newer, bytes, edit, located.place, names, qname, parts, stats) : null;
       if (alone !== null) {
         stats.alone++;
         located = alone;
@@ -645,6 +696,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
     }
   } finally {
     tree.close();
+    parts.close();
     await blobs.return(undefined);
   }
   return { states, stats };

@@ -108,7 +108,7 @@ test('the walk answers as parsing every version does, for a function, methods an
   }
 });
 
-test('a long walk is split in halves walked in parse workers; a worker that fails leaves its half to the caller', async () => {
+test('a long walk is split in halves walked in parse workers, the second started while git still lists versions when the log may reach the bound; a worker that fails leaves its half to the caller', async () => {
   const repo = (await Repository.open(root))!;
   const pool = new WorkerPool({ size: 2 });
   try {
@@ -139,6 +139,16 @@ test('a long walk is split in halves walked in parse workers; a worker that fail
       assert.equal(sizes.reduce((a, b) => a + b), inline.t.stats.commits);
       const failing = await walked(repo, qname, 500, () => Promise.reject(new Error('worker gone')));
       assert.deepEqual(failing.kinds, inline.kinds, `${qname}: walked here when the worker fails`);
+      // A log that may still reach the bound: the second segment starts once git has listed half
+      // of it (a segment of its own length at least), and is fed as git goes on.
+      const early: Array<[number, boolean]> = [];
+      const halfway = await walked(repo, qname, 140, (job, lane, ids) => {
+        early.push([lane, job.streamed]);
+        return pool.walkSegment(job, lane, ids);
+      });
+      assert.deepEqual(halfway.kinds, (await walked(repo, qname, 140)).kinds, `${qname}: second segment started halfway`);
+      assert.deepEqual(early, [[0, true], [1, true]]);
+      assert.equal(halfway.t.stats.commits, 141);
       // A short walk goes to one worker whole.
       const short: number[] = [];
       const bounded = await walked(repo, qname, 60, (job, lane, ids) => {
