@@ -1,3 +1,4 @@
+import { sha256Hex } from '../core/digest.ts';
 import { lineBreakAt, lineStartAt } from '../core/lines.ts';
 import { classifyBytes } from '../workspace/read.ts';
 import { IncrementalTree, initSyntax, SyntaxLimitError, type ByteEdit } from '../syntax/runtime.ts';
@@ -39,11 +40,16 @@ import { BufferPool, type LogEntry, type Repository } from './git.ts';
 // A part parsed alone reuses the tree of the last part of its kind the walk parsed (the
 // versions' parts differ by the commits' edits, so tree-sitter reparses little of each).
 //
+// The walk's newest version is where the index says the declaration stands, when the index
+// holds those bytes (`WalkHint`): it is looked at by parsing the declaration holding it alone.
+//
 // The walk starts with `git log`: a first segment walks the versions as git finds them (in a
 // parse worker, when a runner is given), and a second takes the older half of what the first
 // has not walked yet, side by side with it: as soon as git has listed that half's first version
-// were the log to reach its bound (on a long history the log itself takes a while, and the
-// second segment's first whole parse runs beside it), else once the log has ended.
+// were the log to reach its bound (on a long history the log itself takes a while), else once
+// the log has ended. The second's worker starts with the log's first version, so its blob
+// process runs and it knows the declaration in the walk's newest version (its seed) before it
+// has versions of its own.
 
 export interface TimelineVersion {
   revision: string;
@@ -98,6 +104,25 @@ export interface SegmentJob {
   language: LanguageId;
   qname: string;
   maxFileBytes: number;
+  /** Where the declaration stands in bytes known beforehand (see `WalkHint`). */
+  hint?: WalkHint;
+  /**
+   * A version newer than the segment's, the walk's newest (the second segment's): when the hint
+   * shows the declaration in it, the segment starts from it instead of parsing its own newest
+   * version whole.
+   */
+  seed?: string;
+}
+
+/**
+ * The declaration as the index holds it, for a walk's first version: the digest of the indexed
+ * file's bytes and the span of the outermost declaration holding it (it, at the top level).
+ * A version with those bytes (most often the newest: the working tree is its commit) is looked
+ * at by parsing that declaration alone, not the whole file.
+ */
+export interface WalkHint {
+  sha256: string;
+  outer: ByteRange;
 }
 
 export interface SegmentResult {
@@ -129,46 +154,52 @@ export async function timeline(
   max: number,
   maxFileBytes: number,
   runner?: SegmentRunner,
+  hint?: WalkHint,
 ): Promise<Timeline> {
   const stats: WalkStats = { commits: 0, logMs: 0, fetched: 0, fetchMs: 0, parsed: 0, parseMs: 0, alone: 0, nested: 0 };
   const t = performance.now();
-  const job = (blobs: Array<string | null>, streamed: boolean): SegmentJob => ({ cwd: repo.cwd, prefix: repo.prefix, blobs, streamed, bound: streamed ? max + 1 : blobs.length, language, qname, maxFileBytes });
+  const job = (blobs: Array<string | null>, streamed: boolean): SegmentJob => ({ cwd: repo.cwd, prefix: repo.prefix, blobs, streamed, bound: streamed ? max + 1 : blobs.length, language, qname, maxFileBytes, hint });
   // With a runner the walk runs there (the workers: off the thread answering requests); a long
-  // one as two segments side by side, on both cores. Each starts by parsing its newest version
-  // whole, instead of taking it from the version after it; otherwise they walk alike.
+  // one as two segments side by side, on both cores. Each starts from its newest version, found
+  // by the hint when it holds (the second's from the walk's newest), else parsed whole;
+  // otherwise they walk alike.
   const walk = (segment: SegmentJob, lane: number, ids: Feed<string | null>, progress: (n: number) => void) =>
     // A worker that fails (or exits) leaves its segment to this thread.
     runner ? runner(segment, lane, ids, progress).catch(() => walkSegment(repo, segment, ids)) : walkSegment(repo, segment, ids, progress);
   // The first segment starts with the log, walking versions as git finds them, kept a little
-  // ahead of it. The second takes the older half of what the first has not walked yet: once the
-  // log has come that far, were it to list as many commits as the bound allows (a long log then
-  // runs beside both segments), else once it has ended.
+  // ahead of it. The second starts as soon as git has found the first version (its worker's blob
+  // process and its seed ready before it has versions to walk), and takes the older half of what
+  // the first has not walked yet: once the log has come that far, were it to list as many
+  // commits as the bound allows (a long log then runs beside both segments), else once it has
+  // ended — nothing when that half would be short.
   const log: LogEntry[] = [];
   const first = new Feed<string | null>();
-  // Set in `startSecond` (a closure, which the compiler's narrowing does not follow).
-  let second = null as { feed: Feed<string | null>; from: number } | null;
+  const second = new Feed<string | null>();
+  /** Where the second segment starts in the log, once decided. */
+  let from = -1;
   let walked = 0;
   const lanes: Array<Promise<SegmentResult>> = [];
-  const startSecond = (from: number, streamed: boolean) => {
-    first.push(log.slice(first.items.length, from).map((e) => e.blob));
+  const blobsOf = (entries: LogEntry[]) => entries.map((e) => e.blob);
+  const split = (at: number) => {
+    first.push(blobsOf(log.slice(first.items.length, at)));
     first.end();
-    const feed = new Feed<string | null>();
-    feed.push(log.slice(from).map((e) => e.blob));
-    if (!streamed) feed.end();
-    second = { feed, from };
-    lanes.push(walk({ ...job(feed.items.slice(), streamed), bound: max + 1 - from }, 1, feed, () => undefined));
+    from = at;
+    second.push(blobsOf(log.slice(at)));
   };
   const supply = () => {
-    if (second !== null) {
-      const { feed, from } = second;
-      if (from + feed.items.length < log.length) feed.push(log.slice(from + feed.items.length).map((e) => e.blob));
+    if (runner && lanes.length === 1 && log.length > 0) {
+      const seed = hint && log[0].blob !== null ? { seed: log[0].blob } : {};
+      lanes.push(walk({ ...job([], true), ...seed }, 1, second, () => undefined));
+    }
+    if (from >= 0) {
+      if (from + second.items.length < log.length) second.push(blobsOf(log.slice(from + second.items.length)));
       return;
     }
     const upTo = runner ? Math.min(log.length, walked + STREAM_AHEAD) : log.length;
-    if (upTo > first.items.length) first.push(log.slice(first.items.length, upTo).map((e) => e.blob));
+    if (upTo > first.items.length) first.push(blobsOf(log.slice(first.items.length, upTo)));
     if (!runner) return;
-    const from = Math.max(first.items.length, (max + 1 + walked) >> 1);
-    if (max + 1 - from >= SEGMENT_MIN && log.length >= from) startSecond(from, true);
+    const at = Math.max(first.items.length, (max + 1 + walked) >> 1);
+    if (max + 1 - at >= SEGMENT_MIN && log.length >= at) split(at);
   };
   lanes.push(
     walk(job([], true), 0, first, (n) => {
@@ -186,24 +217,18 @@ export async function timeline(
   } catch (e) {
     // A failed log still ends the segments (their walks are not waited for).
     if (!first.done) first.end();
-    if (second !== null && !second.feed.done) second.feed.end();
+    second.end();
     for (const lane of lanes) lane.catch(() => undefined);
     throw e;
   }
   stats.logMs = performance.now() - t;
   stats.commits = log.length;
   const complete = log.length <= max;
-  if (second === null) {
-    const from = runner ? Math.max(first.items.length, (log.length + walked) >> 1) : log.length;
-    if (log.length - from >= SEGMENT_MIN) startSecond(from, false);
-    else {
-      first.push(log.slice(first.items.length).map((e) => e.blob));
-      first.end();
-    }
-  } else {
-    supply();
-    second.feed.end();
-  }
+  if (from < 0) {
+    const at = runner ? Math.max(first.items.length, (log.length + walked) >> 1) : log.length;
+    split(log.length - at >= SEGMENT_MIN ? at : log.length);
+  } else supply();
+  second.end();
   const results = await Promise.all(lanes);
   const states = results.flatMap((r) => r.states);
   for (const r of results) {
@@ -530,6 +555,17 @@ function partTrees(language: LanguageId): PartTrees {
   return { nested: parser(trees[0]), outer: parser(trees[1]), close: () => trees.forEach((t) => t.close()) };
 }
 
+/** The declaration in `bytes` when they are the bytes the hint was taken from: its outermost holder parsed alone. */
+function hinted(language: LanguageId, bytes: Uint8Array, hint: WalkHint, qname: string, trees: PartTrees, stats: SegmentResult['stats']): Located | null {
+  if (hint.outer.end > bytes.length || sha256Hex(bytes) !== hint.sha256) return null;
+  const t = performance.now();
+  const found = locateInSlice(language, bytes, hint.outer, qname, trees.outer);
+  stats.parsed++;
+  stats.parseMs += performance.now() - t;
+  if (found !== null) stats.alone++;
+  return found;
+}
+
 /** Where the outermost declaration holding the declaration at `place` starts (its outermost header). */
 function top(place: DeclarationPlace): number {
   return place.headers.length === 0 ? place.span.start : place.headers[place.headers.length - 1].start;
@@ -610,15 +646,23 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
   /** What a parsed version held, by blob id (a file reverted to earlier bytes is not parsed again). */
   const seen = new Map<string, { state: State; located: Located | null }>();
   const tree = new IncrementalTree(language);
-  const parts = partTrees(language);
+  const trees = partTrees(language);
   // Each version is read into a buffer of the last versions' that nothing reads any more.
   const pool = new BufferPool();
+  // The seed is read first, the segment's versions right behind it.
+  const seed = job.seed !== undefined ? repo.blob(job.seed) : null;
+  seed?.catch(() => undefined); // awaited below
   const blobs = repo.blobs(ids, pool);
   /** The bytes the previous iteration was done with. */
   let done: Uint8Array | null = null;
   try {
     /** The declaration in the version the tree holds, while it is known to stand there. */
     let located: Located | null = null;
+    const seedBytes = seed === null ? null : await seed.catch(() => null);
+    if (seedBytes && job.hint) {
+      located = hinted(language, seedBytes, job.hint, qname, trees, stats);
+      if (located !== null) tree.advance(seedBytes);
+    }
     for (let i = 0; await ids.has(i); i++) {
       if (walked && i % PROGRESS_EVERY === 0) walked(i);
       const id = ids.items[i];
@@ -665,12 +709,20 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
         }
       }
       // An edit reaching it: a part of the file holding it parsed alone.
-      const alone: Located | null = located !== null && newer !== null && edit !== null ? parsedAlone(language, newer, bytes, edit, located.place, names, qname, parts, stats) : null;
+      const alone: Located | null = located !== null && newer !== null && edit !== null ? parsedAlone(language, newer, bytes, edit, located.place, names, qname, trees, stats) : null;
       if (alone !== null) {
         stats.alone++;
         located = alone;
         seen.set(id, { state: alone.parts, located: alone });
         states.push(alone.parts);
+        continue;
+      }
+      // The walk's newest version, as the index holds it: the declaration holding it parsed alone.
+      const indexed = i === 0 && job.hint !== undefined && job.seed === undefined ? hinted(language, bytes, job.hint, qname, trees, stats) : null;
+      if (indexed !== null) {
+        located = indexed;
+        seen.set(id, { state: indexed.parts, located: indexed });
+        states.push(indexed.parts);
         continue;
       }
       // Nothing before the top-level declaration holding it changed: its subtree is enough.
@@ -696,7 +748,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
     }
   } finally {
     tree.close();
-    parts.close();
+    trees.close();
     await blobs.return(undefined);
   }
   return { states, stats };

@@ -15,7 +15,7 @@ import type { LanguageId } from '../syntax/types.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { nfcConflict } from '../workspace/walk.ts';
 import type { Store, SymbolRow } from '../index/store.ts';
-import { timeline, type SegmentRunner } from '../history/timeline.ts';
+import { timeline, type SegmentRunner, type WalkHint } from '../history/timeline.ts';
 import { type ReadGate, pageLimit, pagination } from './read-gate.ts';
 
 // Transport-free reads (spec "Reads"). Each read awaits readiness, then answers from
@@ -79,7 +79,7 @@ export class ReadService {
     });
     const warnings = rev ? [] : this.gate.warnings();
     if (include.has('history')) {
-      warnings.push(...(await this.attachHistory(hits, rows, rev?.snapshot.commit ?? null, config)));
+      warnings.push(...(await this.attachHistory(store, hits, rows, rev?.snapshot.commit ?? null, config)));
     }
     const result: GetSymbolResult = { hits, pagination: pagination(pageIndex, total, limit), warnings };
     if (rev) result.revision = rev.snapshot.commit;
@@ -90,7 +90,7 @@ export class ReadService {
    * Each hit's timeline, walked from the served commit (HEAD for a working-tree read; a
    * repository with no commit yet has no history to tell).
    */
-  private async attachHistory(hits: Hit[], rows: readonly SymbolRow[], commit: string | null, config: WorkspaceConfig): Promise<ReadWarning[]> {
+  private async attachHistory(store: Store, hits: Hit[], rows: readonly SymbolRow[], commit: string | null, config: WorkspaceConfig): Promise<ReadWarning[]> {
     const revisions = this.gate.revisions;
     const repo = await revisions.repository();
     const from = commit ?? (await repo.resolve('HEAD'));
@@ -106,7 +106,7 @@ export class ReadService {
         continue;
       }
       const start = typeof from === 'string' ? from : from.commit;
-      const t = await timeline(repo, start, row.path, row.language as LanguageId, row.qname, max, config.source.max_file_bytes, runner);
+      const t = await timeline(repo, start, row.path, row.language as LanguageId, row.qname, max, config.source.max_file_bytes, runner, walkHint(store, row));
       hit.history = { symbol: hit.symbol.id, versions: t.versions, complete: t.complete };
       log('info', 'history.walk', 'history walked', {
         commits: t.stats.commits, versions: t.versions.length, log_ms: Math.round(t.stats.logMs), fetched: t.stats.fetched,
@@ -262,4 +262,23 @@ export function symbolRecord(row: SymbolRow): Hit['symbol'] {
   };
   if (row.container) record.container = symbolId(row.language, row.path, row.container);
   return record;
+}
+
+/**
+ * Where the index that served `row` holds it, for its history walk: its file's digest and the
+ * span of the outermost declaration holding it in the text (containers that do not hold its
+ * span, a Go method's receiver type, end the climb).
+ */
+function walkHint(store: Store, row: SymbolRow): WalkHint | undefined {
+  const file = store.file(row.path);
+  if (!file) return undefined;
+  const rows = store.symbolsOfFile(row.path);
+  let outer = { start: row.span_start, end: row.span_end };
+  for (let c = row.container; c !== null; ) {
+    const holder = rows.find((r) => r.qname === c);
+    if (!holder || holder.span_start > outer.start || outer.end > holder.span_end) break;
+    outer = { start: holder.span_start, end: holder.span_end };
+    c = holder.container;
+  }
+  return { sha256: file.sha256, outer };
 }

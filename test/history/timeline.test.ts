@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Repository, type LogEntry } from '../../src/history/git.ts';
 import { classify, locateDeclaration } from '../../src/history/classify.ts';
-import { timeline, type SegmentRunner, type State, type Timeline } from '../../src/history/timeline.ts';
+import { timeline, type SegmentRunner, type State, type Timeline, type WalkHint } from '../../src/history/timeline.ts';
+import { sha256Hex } from '../../src/core/digest.ts';
+import { declarationsOfTree } from '../../src/syntax/declarations.ts';
 import { WorkerPool } from '../../src/index/pool.ts';
 import { initSyntax, withTree } from '../../src/syntax/runtime.ts';
 import type { LanguageId } from '../../src/syntax/types.ts';
@@ -116,15 +118,19 @@ test('a long walk is split in halves walked in parse workers, the second started
       const inline = await walked(repo, qname, 500);
       const lanes: number[] = [];
       // A first segment that says nothing of its progress leaves the second half of the log to the second.
-      const inWorkers = await walked(repo, qname, 500, (job, lane, ids) => {
+      const sizes0: number[] = [];
+      const inWorkers = await walked(repo, qname, 500, async (job, lane, ids) => {
         lanes.push(lane);
-        // The first segment starts before git has found its first version, and is fed as it does.
-        if (lane === 0) assert.deepEqual([job.streamed, job.blobs.length, ids.items.length, ids.done], [true, 0, 0, false]);
-        else assert.equal(job.streamed, false);
-        return pool.walkSegment(job, lane, ids);
+        // The first segment starts before git has found its first version, the second once it
+        // has (before its versions are known), and both are fed as git goes on.
+        assert.deepEqual([job.streamed, job.blobs.length, ids.items.length, ids.done], [true, 0, 0, false], `lane ${lane}`);
+        const r = await pool.walkSegment(job, lane, ids);
+        sizes0[lane] = r.states.length;
+        return r;
       });
       assert.deepEqual(inWorkers.kinds, inline.kinds, qname);
       assert.deepEqual(lanes, [0, 1], 'two halves, side by side');
+      assert.ok(sizes0[1] >= 64 && sizes0[0] + sizes0[1] === inline.t.stats.commits, `split ${sizes0}`);
       // One that walks as fast as versions come takes what it was given (and the rest when too little is left).
       const sizes: number[] = [];
       const fast = await walked(repo, qname, 500, async (job, lane, ids, progress) => {
@@ -149,20 +155,63 @@ test('a long walk is split in halves walked in parse workers, the second started
       assert.deepEqual(halfway.kinds, (await walked(repo, qname, 140)).kinds, `${qname}: second segment started halfway`);
       assert.deepEqual(early, [[0, true], [1, true]]);
       assert.equal(halfway.t.stats.commits, 141);
-      // A short walk goes to one worker whole.
+      // A short walk goes to one worker whole (the second, started with the log, gets nothing).
       const short: number[] = [];
-      const bounded = await walked(repo, qname, 60, (job, lane, ids) => {
-        short.push(lane);
-        return pool.walkSegment(job, lane, ids);
+      const bounded = await walked(repo, qname, 60, async (job, lane, ids) => {
+        const r = await pool.walkSegment(job, lane, ids);
+        short[lane] = r.states.length;
+        return r;
       });
       assert.deepEqual(bounded.kinds, (await walked(repo, qname, 60)).kinds);
-      assert.deepEqual(short, [0]);
+      assert.deepEqual(short, [61, 0]);
     }
   } finally {
     await pool.close();
     repo.close();
   }
 });
+
+test('a hint from the index (the bytes\' digest, the span of the declaration holding it) spares the newest version\'s whole parse, in both segments; a hint that does not hold is passed over', async () => {
+  const repo = (await Repository.open(root))!;
+  const pool = new WorkerPool({ size: 2 });
+  try {
+    const newest = (await repo.blob((await firstEntry(repo)).blob!))!;
+    const spans = withTree('python', newest, (tree, source) => declarationsOfTree('python', tree, source));
+    const outer = (qname: string) => spans.find((d) => d.qualifiedName === qname)!.span;
+    const runner: SegmentRunner = (job, lane, ids) => pool.walkSegment(job, lane, ids);
+    for (const [qname, holder] of [['f', 'f'], ['Box.m', 'Box'], ['Box.n', 'Box']] as const) {
+      const hint: WalkHint = { sha256: sha256Hex(newest), outer: outer(holder) };
+      const plain = await timeline(repo, head, 'a.py', 'python', qname, 500, MAX_BYTES);
+      const hinted = await timeline(repo, head, 'a.py', 'python', qname, 500, MAX_BYTES, undefined, hint);
+      assert.deepEqual(hinted.versions, plain.versions, qname);
+      // The newest version is parsed alone instead of whole.
+      assert.equal(hinted.stats.parsed, plain.stats.parsed, `${qname}: as many parses`);
+      assert.equal(hinted.stats.alone, plain.stats.alone + 1, `${qname}: one more parsed alone`);
+      // Split in two segments, the second seeded from the walk's newest version (max 140: the
+      // second starts halfway, see above).
+      const lanes: Array<string | undefined> = [];
+      const split = await timeline(repo, head, 'a.py', 'python', qname, 140, MAX_BYTES, (job, lane, ids) => {
+        lanes[lane] = job.seed;
+        return runner(job, lane, ids, () => undefined);
+      }, hint);
+      assert.deepEqual(split.versions, (await timeline(repo, head, 'a.py', 'python', qname, 140, MAX_BYTES)).versions, `${qname}: split`);
+      assert.deepEqual(lanes, [undefined, (await firstEntry(repo)).blob]);
+      // Other bytes, or a span that is not the holder's, and the walk parses as it would without.
+      for (const wrong of [{ ...hint, sha256: sha256Hex('other bytes') }, { ...hint, outer: { start: hint.outer.start + 1, end: hint.outer.end } }, { ...hint, outer: { start: 0, end: newest.length + 10 } }]) {
+        const t = await timeline(repo, head, 'a.py', 'python', qname, 500, MAX_BYTES, runner, wrong);
+        assert.deepEqual(t.versions, plain.versions, `${qname}: ${JSON.stringify(wrong.outer)}`);
+      }
+    }
+  } finally {
+    await pool.close();
+    repo.close();
+  }
+});
+
+async function firstEntry(repo: Repository): Promise<LogEntry> {
+  for await (const e of repo.logEntries(head, 'a.py', 1)) return e;
+  throw new Error('a.py has no history');
+}
 
 test('a log git cannot run fails the walk, and the first segment it had started ends (its worker walks on)', async () => {
   const repo = (await Repository.open(root))!;
