@@ -129,8 +129,19 @@ export class FileSet {
     }
     if (rest.length === 0) return [];
     const suffixes = pythonFiles(rest.join('/'));
-    const matches = (this.pyByName.get(rest[rest.length - 1]) ?? []).filter((p) => suffixes.some((s) => p === s || p.endsWith('/' + s)));
-    return nearest(matches, fromPath).map((path) => ({ path, scope: '' }));
+    const matches: string[] = [];
+    const rooted: string[] = [];
+    for (const p of this.pyByName.get(rest[rest.length - 1]) ?? []) {
+      const s = suffixes.find((s) => p === s || p.endsWith('/' + s));
+      if (s === undefined) continue;
+      matches.push(p);
+      // An absolute import starts at a directory on Python's path, which is not itself inside a
+      // package: `import abc` in importlib/resources/ names the top-level abc, not
+      // importlib/resources/abc.py. (When no candidate stands so, all are kept.)
+      const root = p.slice(0, p.length - s.length);
+      if (root === '' || !(this.paths.has(`${root}__init__.py`) || this.paths.has(`${root}__init__.pyi`))) rooted.push(p);
+    }
+    return crowdCut(nearest(rooted.length > 0 ? rooted : matches, fromPath), fromPath).map((path) => ({ path, scope: '' }));
   }
 
   private go(fromPath: string, specifier: string): ModuleTarget[] {
@@ -261,6 +272,32 @@ function rustModuleDir(path: string): string {
   if (base === 'lib.rs' || base === 'main.rs' || base === 'mod.rs') return dir;
   return `${dir}/${base.slice(0, -3)}`;
 }
+
+/**
+ * Python takes the first module of a name on its path. Where many files carry a module's name (a
+ * monorepo's `utils`, `config`, or vendored copies of a package), those sharing the most leading
+ * directories with the importing file are its candidates, and the rest, more than
+ * PYTHON_FARTHER_MAX of them, are not looked into: a name the nearest ones do not declare is not
+ * searched for among the crowd (which cost every such reference a look into each of them). A few
+ * farther ones stay behind the nearest, nearest first.
+ */
+function crowdCut(ordered: string[], fromPath: string): string[] {
+  if (ordered.length <= PYTHON_FARTHER_MAX + 1) return ordered;
+  const from = posix.dirname(fromPath).split('/');
+  const shared = (p: string) => {
+    const dirs = posix.dirname(p).split('/');
+    let n = 0;
+    while (n < dirs.length && n < from.length && dirs[n] === from[n]) n++;
+    return n;
+  };
+  const depths = ordered.map(shared);
+  const best = Math.max(...depths);
+  const nearestOnes = ordered.filter((_, i) => depths[i] === best);
+  return ordered.length - nearestOnes.length > PYTHON_FARTHER_MAX ? nearestOnes : ordered;
+}
+
+/** Files of a Python module's name beyond the nearest ones that are still looked into (see `crowdCut`). */
+const PYTHON_FARTHER_MAX = 3;
 
 /** Candidates ordered by the length of the directory prefix they share with `fromPath`, then by path. */
 function nearest(paths: readonly string[], fromPath: string): string[] {
