@@ -260,8 +260,16 @@ export class GraphStore {
       refsOfFile: db.prepare(`${REFS} WHERE r.file_id = ?`),
       fileScopeCalls: db.prepare(`${REFS} WHERE r.file_id = ? AND r.from_qname = '' AND r.kind = ${refKind('calls')}`),
       refsNamed: db.prepare(`${REFS} WHERE r.name = ?`),
-      refsAfter: db.prepare(`${REFS} WHERE r.id > ? ORDER BY r.id LIMIT ?`),
+      // Every reference in pages: each file's path and language are filled in from the file
+      // rows (one string per file, not one per reference), in the columns REFS has.
+      refsAfter: db.prepare(
+        `SELECT r.id, r.file_id, NULL AS path, NULL AS language, r.from_qname, r.kind, r.name, r.receiver, r.text
+         FROM graph_refs r WHERE r.id > ? ORDER BY r.id LIMIT ?`,
+      ),
       basesOf: db.prepare(`${REFS} WHERE r.from_qname = ? AND r.kind IN (${BASE_KINDS}) ORDER BY r.kind, r.id`),
+      // The file is checked on the rows the bases index finds (`+`: not through the file index,
+      // which would read every reference of the file).
+      basesOfIn: db.prepare(`${REFS} WHERE r.from_qname = ? AND +r.file_id = ? AND r.kind IN (${BASE_KINDS}) ORDER BY r.kind, r.id`),
       refsThrough: db.prepare(
         `SELECT DISTINCT ${REF_COLUMNS}
          FROM graph_ref_words w JOIN graph_refs r ON r.id = w.ref_id JOIN graph_files g ON g.id = r.file_id
@@ -372,11 +380,20 @@ export class GraphStore {
 
   /** Every reference, read a page at a time so the caller may write between pages. */
   *allRefs(): Generator<RefRow> {
+    const files = new Map((this.stmts.files.all() as Array<{ id: number; path: string; language: string }>).map((f) => [f.id, f]));
     for (let after = 0; ; ) {
-      const page = refRows(this.stmts.refsAfter.all(after, 4096));
-      if (page.length === 0) return;
-      yield* page;
-      after = page[page.length - 1].id;
+      const rows = this.stmts.refsAfter.all(after, 4096) as RefRow[];
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1].id;
+      const page: RefRow[] = [];
+      for (const r of rows) {
+        const file = files.get(r.file_id);
+        if (file === undefined) continue; // as the join with the files would leave it out
+        r.path = file.path;
+        r.language = file.language;
+        page.push(r);
+      }
+      yield* refRows(page);
     }
   }
 
@@ -392,6 +409,11 @@ export class GraphStore {
   /** `extends` / `implements` / `embeds` references made by declarations named `qname`, in any file. */
   basesNamed(qname: string): RefRow[] {
     return refRows(this.stmts.basesOf.all(qname));
+  }
+
+  /** `basesNamed` made in one file (where a declaration states its own bases, in every language but Rust). */
+  basesNamedIn(qname: string, fileId: number): RefRow[] {
+    return refRows(this.stmts.basesOfIn.all(qname, fileId));
   }
 
   /**

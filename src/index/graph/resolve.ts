@@ -653,8 +653,9 @@ export class Resolver {
     if (cached !== undefined) return cached;
     this.baseCache.set(key, []);
     const out: DeclRow[] = [];
-    for (const ref of this.graph.basesNamed(type.qname)) {
-      // A Rust `impl Trait for Type` may sit in another file; other languages state bases in place.
+    // A Rust `impl Trait for Type` may sit in another file; other languages state bases in place.
+    const rust = familyOf(type.language) === 'rust';
+    for (const ref of rust ? this.graph.basesNamed(type.qname) : this.graph.basesNamedIn(type.qname, type.fileId)) {
       if (ref.path !== type.path && familyOf(ref.language) !== 'rust') continue;
       const ctx = this.ctx(ref.file_id);
       if (ctx === null) continue;
