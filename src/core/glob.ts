@@ -97,6 +97,12 @@ function flatMatcher(pattern: string): (text: string) => boolean {
 interface Compiled {
   dirOnly: boolean;
   test: (path: string) => boolean;
+  /**
+   * Text every path the pattern matches holds (the longest literal run of its last segment), so
+   * a path without it is passed over with no regular expression run; '' when the pattern has none
+   * (or braces, extglobs, classes or escapes, whose literals are not plain).
+   */
+  literal: string;
   /** Whether the pattern could still match something below a directory (its segments). */
   below: (dirSegments: readonly string[]) => boolean;
 }
@@ -116,6 +122,13 @@ function compileBelow(body: string): Compiled['below'] {
   };
 }
 
+/** The longest run of plain characters in a pattern's last segment, or '' (see `Compiled.literal`). */
+function requiredLiteral(body: string): string {
+  const last = body.slice(body.lastIndexOf('/') + 1);
+  if (/[\\[\]{}()!+@]/.test(last)) return '';
+  return last.split(/[*?]+/).reduce((a, b) => (b.length > a.length ? b : a), '');
+}
+
 /** A set of `source`-dialect patterns. */
 export class GlobSet {
   readonly patterns: readonly string[];
@@ -131,7 +144,7 @@ export class GlobSet {
       const body = dirOnly ? p.slice(0, -1) : p;
       const anchored = body.includes('/') ? body : `**/${body}`;
       const test = picomatch(anchored, PICOMATCH);
-      return { dirOnly, test: (path: string) => test(path), below: compileBelow(body) };
+      return { dirOnly, test: (path: string) => test(path), below: compileBelow(body), literal: requiredLiteral(body) };
     });
   }
 
@@ -141,12 +154,15 @@ export class GlobSet {
 
   /** Whether the path (a file unless `isDir`) or any of its ancestor directories matches. */
   matches(path: string, isDir = false): boolean {
-    if (this.compiled.length === 0) return false;
+    // A pattern matches the path when it matches the path or one of its ancestors, each of which
+    // the path holds as its start: one whose literal the path lacks matches none of them.
+    const live = this.compiled.filter((c) => c.literal === '' || path.includes(c.literal));
+    if (live.length === 0) return false;
     const segments = path.split('/');
     for (let i = 1; i <= segments.length; i++) {
       const prefix = segments.slice(0, i).join('/');
       const prefixIsDir = i < segments.length || isDir;
-      for (const c of this.compiled) {
+      for (const c of live) {
         if (c.dirOnly && !prefixIsDir) continue;
         if (c.test(prefix)) return true;
       }

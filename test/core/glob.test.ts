@@ -88,3 +88,22 @@ test('flat dialect (commands, URLs): only * is special and it matches anything',
   assert.equal(compileGlob('a*ab', 'flat')('ab'), false);
   assert.equal(compileGlob('*', 'flat')(''), true);
 });
+
+test('a set passes over patterns whose literal text a path lacks, and answers exactly as matching every ancestor does', async () => {
+  const picomatch = (await import('picomatch')).default;
+  const patterns = ['*.py', '*.pyi', 'node_modules/', 'src/*.ts', 'a?c.md', '**/gen/**', 'docs/**/*.md', '[ab].txt', '{x,y}.rs', 'c++/', '*', 'lib', 'lib/'];
+  const paths = ['a.py', 'x.pyc', 'dir.py/b.txt', 'pkg/m.pyi', 'a/node_modules/b.js', 'node_modulesx/a', 'src/a.ts', 'src/a/b.ts', 'abc.md', 'q/abc.md', 'x/gen/y.go', 'docs/a/b.md', 'a.txt', 'x.rs', 'c++/v.h', 'lib', 'lib/x.c', 'a/lib', '.hidden.py'];
+  // The reference: the pattern (anchored below any directory when slash-less) against the path
+  // and each of its ancestors, a trailing-slash pattern against directories only.
+  const reference = (pattern: string, path: string, isDir: boolean) => {
+    const dirOnly = pattern.endsWith('/');
+    const body = dirOnly ? pattern.slice(0, -1) : pattern;
+    const test = picomatch(body.includes('/') ? body : `**/${body}`, { dot: true, posix: true });
+    const segments = path.split('/');
+    return segments.some((_, i) => (!dirOnly || i < segments.length - 1 || isDir) && test(segments.slice(0, i + 1).join('/')));
+  };
+  for (const pattern of patterns) {
+    const set = new GlobSet([pattern]);
+    for (const path of paths) for (const isDir of [false, true]) assert.equal(set.matches(path, isDir), reference(pattern, path, isDir), `${pattern} ${path} ${isDir}`);
+  }
+});
