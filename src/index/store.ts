@@ -360,7 +360,9 @@ export class Store {
   }
 
   files(): StoredFile[] {
-    return (this.stmts.allFiles.all() as RawFile[]).map((r) => ({ ...r, parsed: r.parsed === 1 }));
+    const rows = this.stmts.allFiles.all() as Array<RawFile | StoredFile>;
+    for (const r of rows) r.parsed = r.parsed === 1;
+    return rows as StoredFile[];
   }
 
   file(path: string): StoredFile | null {
