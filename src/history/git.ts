@@ -106,6 +106,10 @@ const POOL_BUFFERS_MAX = 48;
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Logs of a path a repository keeps (see `Repository.logEntries`), and for how long. */
+const LOGS_KEPT = 16;
+const LOG_KEPT_MS = 60_000;
+
 /** Blobs a history walk keeps requested ahead of the one it reads. */
 const BLOB_WINDOW = 32;
 
@@ -365,6 +369,32 @@ export class Repository {
    * last when git fails.
    */
   async *logEntries(commit: string, path: string, max: number): AsyncGenerator<LogEntry> {
+    // A commit's history never changes, so a log read to its end is kept a while: the walks of
+    // several declarations of one file (the hits of one get_symbol, or an agent's questions in
+    // a row) list it once. Kept briefly, as deepening a shallow clone does lengthen it.
+    const key = `${commit}\0${path}`;
+    const kept = this.logs.get(key);
+    if (kept !== undefined && performance.now() - kept.at < LOG_KEPT_MS && (kept.max >= max || kept.entries.length < kept.max)) {
+      yield* kept.entries.slice(0, max);
+      return;
+    }
+    const entries: LogEntry[] = [];
+    for await (const e of this.readLog(commit, path, max)) {
+      entries.push(e);
+      yield e;
+    }
+    this.logs.delete(key);
+    this.logs.set(key, { at: performance.now(), max, entries });
+    for (const old of this.logs.keys()) {
+      if (this.logs.size <= LOGS_KEPT) break;
+      this.logs.delete(old);
+    }
+  }
+
+  /** Logs read to their end, by commit and path (oldest first), with the bound each was read with. */
+  private readonly logs = new Map<string, { at: number; max: number; entries: LogEntry[] }>();
+
+  private async *readLog(commit: string, path: string, max: number): AsyncGenerator<LogEntry> {
     const proc = spawn(
       'git',
       [

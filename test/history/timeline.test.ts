@@ -1,6 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { Repository, type LogEntry } from '../../src/history/git.ts';
 import { classify, locateDeclaration } from '../../src/history/classify.ts';
 import { timeline, type SegmentRunner, type State, type Timeline, type WalkHint } from '../../src/history/timeline.ts';
@@ -205,6 +207,34 @@ test('a hint from the index (the bytes\' digest, the span of the declaration hol
   } finally {
     await pool.close();
     repo.close();
+  }
+});
+
+test('a log read to its end is kept: the same commit and path, with the same or a smaller bound, are listed without running git again', async () => {
+  // A clone of its own, whose repository is taken away after the first reads.
+  const copy = tempWorkspace();
+  execFileSync('git', ['clone', '-q', root, copy], { env: gitEnv() });
+  const repo = (await Repository.open(copy))!;
+  const list = async (path: string, max: number) => {
+    const out: string[] = [];
+    for await (const e of repo.logEntries(head, path, max)) out.push(`${e.commit} ${e.blob}`);
+    return out;
+  };
+  try {
+    const whole = await list('a.py', 500);
+    const bounded = await list('b.py', 10);
+    assert.equal(whole.length, VERSIONS);
+    renameSync(join(copy, '.git'), join(copy, 'gone'));
+    assert.deepEqual(await list('a.py', 500), whole);
+    assert.deepEqual(await list('a.py', 40), whole.slice(0, 40), 'a smaller bound: the first entries');
+    assert.deepEqual(await list('a.py', 900), whole, 'a larger bound over a history read whole');
+    assert.deepEqual(await list('b.py', 10), bounded);
+    // A larger bound than a log stopped at needs git again, as does another path.
+    await assert.rejects(list('b.py', 20));
+    await assert.rejects(list('c.py', 10));
+  } finally {
+    repo.close();
+    removeWorkspace(copy);
   }
 });
 
