@@ -141,6 +141,11 @@ class CatFile {
     });
   }
 
+  /** Starts the process ahead of the first request (its start then overlaps other work). */
+  start(): void {
+    this.process();
+  }
+
   private process(): ChildProcessWithoutNullStreams {
     if (this.proc) return this.proc;
     const proc = spawn('git', ['cat-file', this.mode], { cwd: this.cwd, env: gitEnv(), stdio: 'pipe' });
@@ -360,6 +365,11 @@ export class Repository {
       if (regular || was) out.push({ path, oid: regular ? y.oid : null });
     }
     await Promise.all(nested);
+  }
+
+  /** Starts the blob reader now, for reads about to come (a history walk waiting for its first version). */
+  prepareReads(): void {
+    this.objects.start();
   }
 
   /**

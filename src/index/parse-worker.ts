@@ -37,9 +37,11 @@ parentPort!.on('message', async (req: Request) => {
     await ready;
     // A failed walk is answered, not thrown: the caller walks the segment itself.
     try {
-      // The caller found the repository; its blob process starts on the first read.
+      // The caller found the repository.
       let repo = repositories.get(req.walk.cwd);
       if (!repo) repositories.set(req.walk.cwd, (repo = Repository.at(req.walk.cwd, req.walk.prefix)));
+      // Started while git lists the first versions.
+      repo.prepareReads();
       const walked = (n: number) => parentPort!.postMessage({ id: req.id, walked: n });
       parentPort!.postMessage({ id: req.id, walk: await walkSegment(repo, req.walk, ids, walked) });
     } catch (e) {
