@@ -49,7 +49,7 @@ export interface DeclarationPlace {
  * passes one that reuses the tree of the part it parsed last (the next version's part differs by
  * the commit's edit).
  */
-export type PartParser = <T>(language: LanguageId, bytes: Uint8Array, fn: (tree: Tree, source: SourceText) => T) => T;
+export type PartParser = typeof withTree;
 
 export interface Located {
   parts: DeclarationParts;

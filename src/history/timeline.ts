@@ -509,13 +509,7 @@ function endAfter(language: LanguageId, bytes: Uint8Array, edit: ByteEdit, start
  * neither shows it; each parse tried is counted in `stats`.
  */
 function parsedAlone(language: LanguageId, newer: Uint8Array, bytes: Uint8Array, edit: ByteEdit, place: DeclarationPlace, names: Names, qname: string, trees: PartTrees, stats: SegmentResult['stats']): Located | null {
-  const timed = <T>(parse: () => T): T => {
-    const t = performance.now();
-    const found = parse();
-    stats.parsed++;
-    stats.parseMs += performance.now() - t;
-    return found;
-  };
+  const timed = <T>(parse: () => T): T => timedParse(stats, parse);
   const nested = nestedLines(language, newer, bytes, edit, place, names);
   if (nested !== null) {
     const { lines, start, headers } = nested;
@@ -558,12 +552,18 @@ function partTrees(language: LanguageId): PartTrees {
 /** The declaration in `bytes` when they are the bytes the hint was taken from: its outermost holder parsed alone. */
 function hinted(language: LanguageId, bytes: Uint8Array, hint: WalkHint, qname: string, trees: PartTrees, stats: SegmentResult['stats']): Located | null {
   if (hint.outer.end > bytes.length || sha256Hex(bytes) !== hint.sha256) return null;
+  return timedParse(stats, () => locateInSlice(language, bytes, hint.outer, qname, trees.outer));
+}
+
+/** Runs one parse, counted in `stats` with its time. */
+function timedParse<T>(stats: SegmentResult['stats'], parse: () => T): T {
   const t = performance.now();
-  const found = locateInSlice(language, bytes, hint.outer, qname, trees.outer);
-  stats.parsed++;
-  stats.parseMs += performance.now() - t;
-  if (found !== null) stats.alone++;
-  return found;
+  try {
+    return parse();
+  } finally {
+    stats.parsed++;
+    stats.parseMs += performance.now() - t;
+  }
 }
 
 /** Where the outermost declaration holding the declaration at `place` starts (its outermost header). */
@@ -661,7 +661,10 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
     const seedBytes = seed === null ? null : await seed.catch(() => null);
     if (seedBytes && job.hint) {
       located = hinted(language, seedBytes, job.hint, qname, trees, stats);
-      if (located !== null) tree.advance(seedBytes);
+      if (located !== null) {
+        stats.alone++;
+        tree.advance(seedBytes);
+      }
     }
     for (let i = 0; await ids.has(i); i++) {
       if (walked && i % PROGRESS_EVERY === 0) walked(i);
@@ -708,21 +711,19 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
           continue;
         }
       }
-      // An edit reaching it: a part of the file holding it parsed alone.
-      const alone: Located | null = located !== null && newer !== null && edit !== null ? parsedAlone(language, newer, bytes, edit, located.place, names, qname, trees, stats) : null;
+      // An edit reaching it, or the walk's newest version as the index holds it: a part of the
+      // file holding it parsed alone.
+      const alone: Located | null =
+        located !== null && newer !== null && edit !== null
+          ? parsedAlone(language, newer, bytes, edit, located.place, names, qname, trees, stats)
+          : i === 0 && job.hint !== undefined && job.seed === undefined
+            ? hinted(language, bytes, job.hint, qname, trees, stats)
+            : null;
       if (alone !== null) {
         stats.alone++;
         located = alone;
         seen.set(id, { state: alone.parts, located: alone });
         states.push(alone.parts);
-        continue;
-      }
-      // The walk's newest version, as the index holds it: the declaration holding it parsed alone.
-      const indexed = i === 0 && job.hint !== undefined && job.seed === undefined ? hinted(language, bytes, job.hint, qname, trees, stats) : null;
-      if (indexed !== null) {
-        located = indexed;
-        seen.set(id, { state: indexed.parts, located: indexed });
-        states.push(indexed.parts);
         continue;
       }
       // Nothing before the top-level declaration holding it changed: its subtree is enough.
