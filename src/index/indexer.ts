@@ -474,7 +474,8 @@ export class Indexer {
     }
     // Nothing read, removed or left to resolve: the graph holds what the last reconcile left
     // (reading every file twice to find no file to prune was a fifth of a warm start at 32×).
-    if (binding && !(work.length === 0 && deletions.length === 0 && !this.graph.pending && this.graph.store.hasData())) {
+    const graphAsLeft = work.length === 0 && deletions.length === 0 && !this.graph.pending && this.graph.store.hasData();
+    if (binding && !graphAsLeft) {
       const parsed = new Set(this.store.files().filter((f) => f.parsed).map((f) => f.path));
       this.transaction(() => {
         this.graph.prune((path) => parsed.has(path));
