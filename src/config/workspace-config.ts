@@ -18,6 +18,8 @@
 // them. ByteSize values become bytes and Duration values become milliseconds.
 
 import { parse, TomlDate, TomlError } from 'smol-toml';
+import { resolve } from 'node:path';
+import { sha256Hex } from '../core/digest.ts';
 import { RiftError, type Evidence } from '../core/errors.ts';
 import { GlobSet, patternViolation } from '../core/glob.ts';
 import { CONFIG_BYTES_MAX, FILE_BYTES_MAX, HOOKS_MAX, SOURCE_PATTERNS_MAX, WORKSPACE_FILES_MAX } from '../core/limits.ts';
@@ -80,15 +82,33 @@ export interface SearchTextConfig {
   exclude: string[];
 }
 
-export type EmbeddingProvider = 'ollama' | 'openai';
+export type EmbeddingProvider = 'ollama' | 'openai' | 'onnx';
 
 export interface SearchSemanticConfig {
   enabled: boolean;
+  /** The model's name on the embedding server, or (`onnx`) its directory on this machine. */
   model: string | null;
-  /** Which embedding API `url` speaks: Ollama's `/api/embed` or OpenAI-compatible `/v1/embeddings`. */
+  /**
+   * Which embedding API `url` speaks — Ollama's `/api/embed` or OpenAI-compatible
+   * `/v1/embeddings` — or `onnx`: the model runs in this process (no `url`).
+   */
   provider: EmbeddingProvider;
   /** The embedding server's base URL (`http://127.0.0.1:11434`). */
   url: string;
+}
+
+/** The absolute directory of an in-process (`onnx`) embedding model; null for the other providers. */
+export function semanticModelDir(root: string, c: SearchSemanticConfig): string | null {
+  return c.provider === 'onnx' && c.model !== null ? resolve(root, c.model) : null;
+}
+
+/**
+ * The trust-store key of an in-process embedding model: the project's rift.toml chose files
+ * this machine loads and runs, so they wait for the user's trust, per directory.
+ */
+export function semanticModelTrustKey(root: string, c: SearchSemanticConfig): string | null {
+  const dir = semanticModelDir(root, c);
+  return dir === null ? null : `semantic-model:sha256:${sha256Hex(dir)}`;
 }
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -528,6 +548,8 @@ const LANGUAGE_ID = /^[a-z][a-z0-9._-]{0,63}$/;
 const ENGINE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const HOOK_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const MODEL_ID = /^[A-Za-z0-9._/:-]{1,128}$/;
+/** A model directory: 1..1024 characters, no control characters. */
+const modelDirValid = (v: string) => v.length >= 1 && v.length <= 1024 && ![...v].some((c) => c < ' ' || c === '\x7f');
 
 /** An `http:` or `https:` URL without credentials (they would end up in logs). */
 function isHttpUrl(text: string): boolean {
@@ -682,11 +704,13 @@ function readSearch(value: TomlValue | undefined, d: WorkspaceConfig['search']):
   if (s.has('semantic')) {
     const t = TableReader.open(s.raw('semantic'), 'search.semantic', SEARCH_SEMANTIC_KEYS);
     const enabled = t.bool('enabled', d.semantic.enabled);
+    const provider = t.choice('provider', ['ollama', 'openai', 'onnx'] as const, d.semantic.provider);
     const model = t.string('model');
-    if (model !== undefined && !MODEL_ID.test(model)) {
+    // For the in-process provider the model is a directory on this machine; for the others, a name.
+    if (model !== undefined && (provider === 'onnx' ? !modelDirValid(model) : !MODEL_ID.test(model))) {
       throw invalid(t.field('model'), 'embedding_model_invalid', ['value', model]);
     }
-    const provider = t.choice('provider', ['ollama', 'openai'] as const, d.semantic.provider);
+    if (provider === 'onnx' && enabled && model === undefined) throw invalid(t.field('model'), 'embedding_model_required');
     const url = t.string('url');
     if (url !== undefined && !isHttpUrl(url)) throw invalid(t.field('url'), 'embedding_url_invalid', ['value', url]);
     semantic = { enabled, model: model ?? d.semantic.model, provider, url: url?.replace(/\/+$/, '') ?? d.semantic.url };

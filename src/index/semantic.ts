@@ -3,12 +3,15 @@ import { join } from 'node:path';
 import { sha256Hex } from '../core/digest.ts';
 import { EMBED_TIMEOUT_MS, SEMANTIC_BATCH_SIZE, SEMANTIC_CANDIDATES_MAX, SEMANTIC_TEXT_BYTES_MAX } from '../core/limits.ts';
 import { log } from '../core/log.ts';
-import type { SearchSemanticConfig } from '../config/workspace-config.ts';
+import { semanticModelDir, semanticModelTrustKey, type SearchSemanticConfig } from '../config/workspace-config.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
+import { onnxEmbedder } from './onnx-embedder.ts';
 import type { Store } from './store.ts';
 
 // The semantic tier: one vector per declaration from an embedding server (Ollama's /api/embed
-// or an OpenAI-compatible /v1/embeddings), and the declarations nearest a query's vector.
+// or an OpenAI-compatible /v1/embeddings) or from an ONNX model run in this process (a
+// directory the project's rift.toml names, loaded only once the user trusts it: see
+// onnx-embedder.ts), and the declarations nearest a query's vector.
 //
 // A declaration's embedded text is its qualified name and the first bytes of its source (doc
 // comment and signature come first); vectors live in `.rift/vectors.db` keyed by model and the
@@ -41,8 +44,14 @@ interface Entry {
   digest: string;
 }
 
+/** What the tier embeds with, and the model name its vectors are stored under. */
+interface Embedder {
+  model: string;
+  embed(texts: readonly string[], stop: AbortSignal): Promise<Float32Array[]>;
+}
+
 /** Calls one embedding API; rejects with a message naming what failed. */
-async function embed(config: SearchSemanticConfig, texts: readonly string[], stop: AbortSignal): Promise<Float32Array[]> {
+async function embedHttp(config: SearchSemanticConfig, texts: readonly string[], stop: AbortSignal): Promise<Float32Array[]> {
   const model = config.model ?? DEFAULT_EMBEDDING_MODEL;
   const url = `${config.url}${config.provider === 'ollama' ? '/api/embed' : '/v1/embeddings'}`;
   let res: Response;
@@ -97,16 +106,23 @@ export class SemanticTier {
   /** Aborts the request in flight when the tier closes, so closing never waits on a slow server. */
   private readonly stop = new AbortController();
   private progress = { prepared: 0, total: 0 };
+  /** Declaration texts this process has embedded (a query's text aside). */
+  embedded = 0;
 
   constructor(
     private readonly root: string,
     /** The index as it is now (the indexer replaces a damaged one). */
     private readonly store: () => Store,
     private readonly config: () => SearchSemanticConfig,
+    /** Whether the user trusts a trust-store key (an in-process model the project names). */
+    private readonly trusted: (key: string) => boolean = () => false,
   ) {}
 
   status(): SemanticStatus {
-    if (!this.config().enabled) return { kind: 'off' };
+    const config = this.config();
+    if (!config.enabled) return { kind: 'off' };
+    const untrusted = this.untrusted(config);
+    if (untrusted !== null) return { kind: 'unavailable', reason: untrusted };
     if (this.unavailable !== null) return { kind: 'unavailable', reason: this.unavailable };
     if (this.running !== null || this.progress.prepared < this.progress.total) return { kind: 'preparing', ...this.progress };
     return { kind: 'ready' };
@@ -114,7 +130,8 @@ export class SemanticTier {
 
   /** Starts (or queues one more) background preparation of the store's declarations. */
   schedule(): void {
-    if (this.closed || !this.config().enabled || this.unavailable !== null) return;
+    const config = this.config();
+    if (this.closed || !config.enabled || this.unavailable !== null || this.untrusted(config) !== null) return;
     if (this.running) {
       this.again = true;
       return;
@@ -144,11 +161,11 @@ export class SemanticTier {
    */
   async nearest(query: string): Promise<SemanticHit[] | null> {
     const config = this.config();
-    if (!config.enabled || this.unavailable !== null || this.closed) return null;
+    if (!config.enabled || this.unavailable !== null || this.closed || this.untrusted(config) !== null) return null;
     if (this.entries.length === 0 && !this.running) this.schedule();
     let q: Float32Array;
     try {
-      [q] = await embed(config, [query], this.stop.signal);
+      [q] = await (await this.embedder(config)).embed([query], this.stop.signal);
     } catch (e) {
       if (!this.closed) this.fail((e as Error).message);
       return null;
@@ -170,6 +187,21 @@ export class SemanticTier {
     await this.idle().catch(() => undefined);
     this.db?.close();
     this.db = null;
+  }
+
+  /** Why an in-process model may not load yet (the user has not trusted its directory), or null. */
+  private untrusted(config: SearchSemanticConfig): string | null {
+    const key = semanticModelTrustKey(this.root, config);
+    if (key === null || this.trusted(key)) return null;
+    return `rift.toml names an ONNX embedding model this machine has not trusted (${semanticModelDir(this.root, config)}); run \`rift trust\` in the workspace to allow it`;
+  }
+
+  private async embedder(config: SearchSemanticConfig): Promise<Embedder> {
+    if (config.provider === 'onnx') {
+      const model = await onnxEmbedder(semanticModelDir(this.root, config)!);
+      return { model: model.id, embed: (texts) => model.embed(texts) };
+    }
+    return { model: config.model ?? DEFAULT_EMBEDDING_MODEL, embed: (texts, stop) => embedHttp(config, texts, stop) };
   }
 
   private fail(reason: string): void {
@@ -196,8 +228,8 @@ export class SemanticTier {
 
   /** Embeds every declaration of the store whose text has no vector yet. */
   private async prepare(): Promise<void> {
-    const config = this.config();
-    const model = config.model ?? DEFAULT_EMBEDDING_MODEL;
+    const embedder = await this.embedder(this.config());
+    const model = embedder.model;
     const db = this.open(model);
     const entries: Entry[] = [];
     const pending = new Map<string, string>();
@@ -224,7 +256,8 @@ export class SemanticTier {
     const insert = db.prepare(`INSERT OR REPLACE INTO vectors (model, digest, vector) VALUES (?, ?, ?)`);
     const batch: Array<[string, string]> = [];
     const flush = async () => {
-      const vectors = await embed(config, batch.map(([, text]) => text), this.stop.signal);
+      const vectors = await embedder.embed(batch.map(([, text]) => text), this.stop.signal);
+      this.embedded += batch.length;
       db.transaction(() => {
         batch.forEach(([digest], i) => {
           insert.run(model, digest, Buffer.from(vectors[i].buffer));

@@ -64,7 +64,7 @@ export class Engine {
     const store = openStore(root);
     const indexer = new Indexer(root, config, store, { parseInWorkers: options.watch });
     const gate = new ReadGate(config, indexer, new RevisionIndex(root, () => indexer.store, { workers: () => indexer.workers() }));
-    const semantic = new SemanticTier(root, () => indexer.store, () => config.current().config.search.semantic);
+    const semantic = new SemanticTier(root, () => indexer.store, () => config.current().config.search.semantic, options.engineTrust);
     // Every published batch may hold declarations without vectors.
     indexer.onPublish(() => semantic.schedule());
     const engines = new EngineRegistry(root, config, indexer, options.engineTrust ?? (() => false));

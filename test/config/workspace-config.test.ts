@@ -538,7 +538,15 @@ test('language ids, engine ids and models are checked', () => {
   bad('[search.semantic]\nurl = "ftp://127.0.0.1/"\n', 'search.semantic.url', 'embedding_url_invalid');
   bad('[search.semantic]\nurl = "http://user:secret@127.0.0.1/"\n', 'search.semantic.url', 'embedding_url_invalid');
   bad('[search.semantic]\nurl = "not a url"\n', 'search.semantic.url', 'embedding_url_invalid');
-  bad('[search.semantic]\nprovider = "onnx"\n', 'search.semantic.provider', 'value_not_allowed');
+  bad('[search.semantic]\nprovider = "local"\n', 'search.semantic.provider', 'value_not_allowed');
+  // The in-process provider's model is a directory: any path but control characters, and required once enabled.
+  bad('[search.semantic]\nenabled = true\nprovider = "onnx"\n', 'search.semantic.model', 'embedding_model_required');
+  bad('[search.semantic]\nprovider = "onnx"\nmodel = "models/a\\tb"\n', 'search.semantic.model', 'embedding_model_invalid');
+  bad(`[search.semantic]\nprovider = "onnx"\nmodel = "${'m'.repeat(1025)}"\n`, 'search.semantic.model', 'embedding_model_invalid');
+  assert.deepEqual(cfg('[search.semantic]\nenabled = true\nprovider = "onnx"\nmodel = "/home/me/My Models/all-MiniLM-L6-v2"\n').search.semantic, {
+    enabled: true, model: '/home/me/My Models/all-MiniLM-L6-v2', provider: 'onnx', url: 'http://127.0.0.1:11434',
+  });
+  assert.equal(cfg('[search.semantic]\nprovider = "onnx"\n').search.semantic.provider, 'onnx', 'not enabled: no model needed');
   // A built-in may be narrowed to nothing: it then selects no file.
   assert.deepEqual(cfg('[languages.go]\ninclude = []\n').languages[5].include, []);
 });

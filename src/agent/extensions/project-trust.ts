@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { sha256Hex } from '../../core/digest.ts';
 import { isRiftError } from '../../core/errors.ts';
 import { ConfigLoader } from '../../config/loader.ts';
-import type { HookConfig } from '../../config/workspace-config.ts';
+import { semanticModelDir, semanticModelTrustKey, type HookConfig } from '../../config/workspace-config.ts';
 import { hooksKey } from '../../services/change-service.ts';
 import { engineTrustKey, engineTrustLine } from '../../engine/definitions.ts';
 import { PROJECT_CONFIG_FILE, loadAgentConfig, userDirs, type McpServerConfig, type ProjectConfigTrust } from '../base/config.ts';
@@ -13,7 +13,8 @@ import { discoverPlugins, type Plugin } from './plugins.ts';
 // agent: a `.rift.json` that sets gated keys, `rift.toml` `[[hooks]]` (run after the agent's
 // edits through the change engine), `rift.toml` language engines that name a program, arguments
 // or initialization options of the project's choosing (started by every rift front end, the MCP
-// server included, only once trusted), project plugins that declare tools or hooks, and MCP
+// server included, only once trusted) and the in-process embedding model it names (loaded only
+// once trusted, the same way), project plugins that declare tools or hooks, and MCP
 // servers the project declares (each started only once trusted). Each is
 // one question with the choices `trust` / `skip`; skipping, or no answer, keeps it off. A
 // decision is stored per content (a digest, or the plugin manifest text), so an edited file is
@@ -53,14 +54,21 @@ export interface ProjectEngine {
   key: string;
 }
 
-/** The workspace's `rift.toml` engine definitions that run what the project chose (`engineTrustKey`). */
+/**
+ * The workspace's `rift.toml` engine definitions that run what the project chose
+ * (`engineTrustKey`), and the in-process embedding model it names (`semanticModelTrustKey`).
+ */
 export function workspaceEngines(cwd: string): ProjectEngine[] {
   const accepted = new ConfigLoader(cwd).tryCurrent();
   if (isRiftError(accepted)) return [];
-  return accepted.config.languages.flatMap((entry) => {
+  const engines = accepted.config.languages.flatMap((entry) => {
     const key = entry.enabled ? engineTrustKey(entry) : null;
     return key === null ? [] : [{ language: entry.id, line: engineTrustLine(entry), key }];
   });
+  const semantic = accepted.config.search.semantic;
+  const key = semantic.enabled ? semanticModelTrustKey(cwd, semantic) : null;
+  if (key !== null) engines.push({ language: 'search.semantic', line: `[search.semantic] model: the ONNX embedding model in \`${semanticModelDir(cwd, semantic)}\`, loaded and run in this process`, key });
+  return engines;
 }
 
 /** The workspace's `rift.toml` hooks, or none (no file, no hooks, or a file the engine refuses anyway). */
@@ -162,10 +170,10 @@ export function trustRequests(o: {
     const n = engines.length;
     out.push({
       subject: { kind: 'language-engines', engines },
-      question: `Project rift.toml configures ${n} language engine(s) with a program, arguments or options of its own — each starts a program from this repo's choice when a rename, removal, move or edit needs the engine. Trust them on this machine?`,
+      question: `Project rift.toml configures ${n} engine(s) of its own choosing — a language engine's program, arguments or options (started when a rename, removal, move or edit needs it), or an embedding model rift loads and runs. Trust them on this machine?`,
       detail: engines.map((e) => e.line),
-      skippedNote: `project rift.toml language engines left untrusted — ${engines.map((e) => e.language).join(', ')} run no engine while auto-approve is on ${SEPARATE}`,
-      startupNote: `project rift.toml language engines not trusted yet — not started: ${engines.map((e) => e.language).join(', ')}. Trust them with \`rift trust\` or at the question in rift --serve`,
+      skippedNote: `project rift.toml engines left untrusted — ${engines.map((e) => e.language).join(', ')} run no engine while auto-approve is on ${SEPARATE}`,
+      startupNote: `project rift.toml engines not trusted yet — not started: ${engines.map((e) => e.language).join(', ')}. Trust them with \`rift trust\` or at the question in rift --serve`,
       keys: engines.map((e) => e.key),
     });
   }

@@ -172,7 +172,7 @@ describe('rift.toml language engines: trust', () => {
     assert.equal(request.subject.kind, 'language-engines');
     assert.deepEqual(request.detail, engines.map((e) => e.line));
     assert.deepEqual(request.keys, engines.map((e) => e.key));
-    assert.match(request.question, /^Project rift.toml configures 2 language engine\(s\)/);
+    assert.match(request.question, /^Project rift.toml configures 2 engine\(s\) of its own choosing — a language engine/);
     trust.add(engines[1].key);
     assert.deepEqual(trustRequests({ projectConfig: null, hooks: [], engines, plugins: [], mcp: [], trust })[0].detail, [engines[0].line]);
     writeFileSync(join(cwd, 'rift.toml'), toml.replace('"-v"', '"-vv"'));
