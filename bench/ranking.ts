@@ -221,7 +221,7 @@ async function semanticOverhead(tsLib: string): Promise<string> {
       }
       ms.sort((a, b) => a - b);
       return [
-        'Semantic tier overhead (scripted model server on 127.0.0.1, toy 8-dimension vectors answered at once; no real embedding model is reachable here, so no relevance with the semantic tier is reported):',
+        'Semantic tier overhead (scripted model server on 127.0.0.1, toy 8-dimension vectors answered at once; no real embedding model is reachable here — no server, and for the in-process `onnx` provider no weights: Hugging Face is unreachable and no npm package carries a model — so no relevance with the semantic tier is reported):',
         '',
         '| measure | value |',
         '|---|---|',
