@@ -190,6 +190,13 @@ export const LOG_FLUSH_MS = 50;
 export const MAP_HUBS_MAX = 20;
 /** Directory levels `rift://map` modules unfold; deeper directories fold into their ancestor at this depth. */
 export const MAP_MODULE_DEPTH = 3;
+/**
+ * `rift://map` is computed ahead of reads after each index publication only while computing it
+ * took at most this long: on a large tree (its entry points and hubs read every file's
+ * `__main__` calls and every graph edge: seconds at 70k files) a computation ahead of each edit
+ * would hold the thread answering reads, so the next read of the map computes it instead.
+ */
+export const MAP_AHEAD_MS = 250;
 /** Files whose verified on-disk state the store remembers, so a repeat read takes only a span. */
 export const VERIFIED_FILES_MAX = 65_536;
 /** Entries (files, links, submodules) a revision's tree may list before a revision read refuses. */

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { symbolId } from '../core/ids.ts';
 import { log } from '../core/log.ts';
-import { MAP_HUBS_MAX, MAP_MODULE_DEPTH } from '../core/limits.ts';
+import { MAP_AHEAD_MS, MAP_HUBS_MAX, MAP_MODULE_DEPTH } from '../core/limits.ts';
 import type { MapModuleShape, MapResource } from '../protocol/resources.ts';
 import type { Indexer } from '../index/indexer.ts';
 import { entrypointSymbols, fileCounts, symbolAt } from '../index/resource-queries.ts';
@@ -10,7 +10,12 @@ import { readSourceFileSync } from '../workspace/read.ts';
 
 // `rift://map` (spec "Map"; reference B.3, F.9 rules 98–100): an orientation snapshot computed
 // once per index publication — right after it, off the publishing call — and served from that
-// cache, so a read is a lookup. A read that arrives first computes it itself, once.
+// cache, so a read is a lookup. A read that arrives first computes it itself, once. Where the
+// last computation took longer than MAP_AHEAD_MS (a large tree), publications stop computing it
+// ahead: an edit's reads must not wait seconds behind a map nobody asked for yet, so the next
+// read of the map computes it (and a cheap one is computed ahead again). Until a read has
+// measured a computation, none is done ahead: a server that just opened a large tree does not
+// start by computing a map for seconds.
 
 const DOC = /\.(md|mdx|markdown)$/i;
 const PACKAGE_JSON = /(^|\/)package\.json$/;
@@ -21,17 +26,21 @@ export class MapService {
   private cached: { generation: number; map: MapResource } | null = null;
   private scheduled: NodeJS.Immediate | null = null;
   private readonly unsubscribe: () => void;
+  /** How long the last computation took; null before the first, which a read does. */
+  private lastMs: number | null = null;
 
   constructor(
     private readonly root: string,
     private readonly indexer: Indexer,
+    /** The longest computation still done ahead of reads. */
+    private readonly aheadMs = MAP_AHEAD_MS,
   ) {
     this.unsubscribe = indexer.onPublish(() => {
-      if (this.scheduled !== null) return;
+      if (this.scheduled !== null || this.lastMs === null || this.lastMs > this.aheadMs) return;
       this.scheduled = setImmediate(() => {
         this.scheduled = null;
         try {
-          this.current();
+          this.current(true);
         } catch (e) {
           // Computing ahead is best effort, off any request: a damaged store is set aside and
           // rebuilt (its publication computes the map again); a read meets any other error itself.
@@ -43,15 +52,16 @@ export class MapService {
   }
 
   /** The map of the published snapshot (computed now only if this publication has none yet). */
-  current(): MapResource {
+  current(ahead = false): MapResource {
     const generation = this.indexer.snapshot.generation;
     if (this.cached?.generation === generation) return this.cached.map;
     const started = performance.now();
     const map = this.compute();
     this.cached = { generation, map };
+    this.lastMs = performance.now() - started;
     // One record per publication (rift://logs at debug): what computing the map costs, and a way
     // to see that reads are served from the cache.
-    log('debug', 'map.compute', 'map computed', { revision: map.revision, generation, elapsed_ms: Math.round(performance.now() - started) });
+    log('debug', 'map.compute', 'map computed', { revision: map.revision, generation, elapsed_ms: Math.round(this.lastMs), ahead });
     return map;
   }
 
