@@ -819,8 +819,16 @@ export class Store {
    * the connection leaks out.
    */
   tables(): Tables {
-    return { prepare: (sql) => this.db.prepare(sql), exec: (sql) => void this.db.exec(sql), transaction: (work) => this.transaction(work) };
+    return {
+      prepare: (sql) => this.db.prepare(sql),
+      exec: (sql) => void this.db.exec(sql),
+      transaction: (work) => this.transaction(work),
+      onRollback: (listener) => void this.rollbackListeners.add(listener),
+    };
   }
+
+  /** Called when a transaction of `transaction()` rolls back (what was read inside it may be gone). */
+  private readonly rollbackListeners = new Set<() => void>();
 
   /**
    * Runs `work` in one write transaction (the store's and the graph's writes of one batch).
@@ -829,7 +837,12 @@ export class Store {
    * another process wrote meanwhile.
    */
   transaction(work: () => void): void {
-    this.db.transaction(work).immediate();
+    try {
+      this.db.transaction(work).immediate();
+    } catch (e) {
+      for (const listener of this.rollbackListeners) listener();
+      throw e;
+    }
   }
 
   /**
@@ -883,6 +896,8 @@ export interface Tables {
   exec(sql: string): void;
   /** Runs `work` holding the write lock (Store.transaction). */
   transaction(work: () => void): void;
+  /** Calls `listener` whenever such a transaction rolls back. */
+  onRollback(listener: () => void): void;
 }
 
 /** The indexed bytes of a path, for a store whose files are not the workspace's. */
