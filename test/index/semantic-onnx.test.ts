@@ -63,7 +63,7 @@ test('onnx, untrusted: the model is never loaded; semantic_ranking_unavailable n
     assert.equal(r.warnings.length, 1, JSON.stringify(r.warnings));
     const w = r.warnings[0] as { kind: string; reason: string };
     assert.equal(w.kind, 'semantic_ranking_unavailable');
-    assert.equal(w.reason, `rift.toml names an ONNX embedding model this machine has not trusted (${model}); run \`rift trust\` in the workspace to allow it`);
+    assert.equal(w.reason, `rift.toml names an ONNX embedding model this machine has not trusted (${model}); run \`rift trust\` in the workspace to allow it, then restart rift (\`rift server --stop\` ends a shared server)`);
     assert.equal(engine.semantic.embedded, 0);
     assert.equal(existsSync(join(root, '.rift', 'vectors.db')), false, 'nothing prepared');
   } finally {

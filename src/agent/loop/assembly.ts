@@ -228,7 +228,7 @@ export class AgentAssembly {
     if (s.kind === 'language-engines') {
       // The engine asks at each start, so the next change that needs one starts it.
       if (persistError) for (const e of s.engines) this.sessionTrust.add(e.key);
-      return { info: `rift.toml engines trusted — they start when a change (or, for search.semantic, a search) needs them: ${s.engines.map((e) => e.language).join(', ')}`, persistError };
+      return { info: `rift.toml engines trusted — they start when a change needs them (an embedding model: from the next start of rift): ${s.engines.map((e) => e.language).join(', ')}`, persistError };
     }
     if (s.kind === 'mcp-server') {
       const started = await this.mcp.start(s.server);
