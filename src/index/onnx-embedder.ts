@@ -41,10 +41,9 @@ async function load(dir: string): Promise<OnnxEmbedder> {
   const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
   const weights = WEIGHTS.find((w) => isFile(join(dir, 'onnx', w.file)));
   const missing = ['config.json', 'tokenizer.json'].filter((f) => !isFile(join(dir, f)));
+  if (weights === undefined) missing.push('onnx/model.onnx');
   if (weights === undefined || missing.length > 0) {
-    throw new Error(
-      `no ONNX embedding model in ${dir}: it needs config.json, tokenizer.json and onnx/model.onnx (or onnx/model_quantized.onnx)${missing.length > 0 || weights === undefined ? `; missing ${[...missing, ...(weights === undefined ? ['onnx/model.onnx'] : [])].join(', ')}` : ''}`,
-    );
+    throw new Error(`no ONNX embedding model in ${dir}: it needs config.json, tokenizer.json and onnx/model.onnx (or onnx/model_quantized.onnx); missing ${missing.join(', ')}`);
   }
   let lib: typeof Transformers;
   try {

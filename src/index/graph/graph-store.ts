@@ -140,6 +140,9 @@ export interface FileFacts {
   relations: FileRelations;
 }
 
+/** Nodes of dropped edges checked one by one at the end of a resolve pass; more, and every node is. */
+const ORPHANS_CHECKED_MAX = 100_000;
+
 /** A file whose facts the graph holds: its row id, language and the digest it was recorded from. */
 export interface RecordedFile {
   readonly id: number;
@@ -542,7 +545,8 @@ export class GraphStore {
    * only loses its last edge when an edge is dropped), every node after all edges were.
    */
   collectNodes(): void {
-    if (this.orphans === null) this.stmts.collectNodes.run();
+    // Past ORPHANS_CHECKED_MAX candidates (a branch switch), one pass over every node is cheaper.
+    if (this.orphans === null || this.orphans.size > ORPHANS_CHECKED_MAX) this.stmts.collectNodes.run();
     else for (const id of this.orphans) this.stmts.collectNode.run(id, id, id);
     this.orphans = new Set();
   }
