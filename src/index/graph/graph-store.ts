@@ -262,6 +262,13 @@ export class GraphStore {
         `SELECT d.file_id AS fileId, g.path, g.language, d.name, d.qname, d.kind, d.container, d.facets
          FROM graph_decls d JOIN graph_files g ON g.id = d.file_id WHERE d.name = ?`,
       ),
+      // At most `limit` methods of the name in files of the given languages (a JSON array).
+      methodsNamed: db.prepare(
+        `SELECT d.file_id AS fileId, g.path, g.language, d.name, d.qname, d.kind, d.container, d.facets
+         FROM graph_decls d JOIN graph_files g ON g.id = d.file_id
+         WHERE d.name = ? AND d.kind = 'method' AND d.container IS NOT NULL AND g.language IN (SELECT value FROM json_each(?))
+         LIMIT ?`,
+      ),
       deleteDecls: db.prepare(`DELETE FROM graph_decls WHERE file_id = ?`),
       insertDecl: db.prepare(`INSERT INTO graph_decls(file_id, name, qname, kind, container, facets) VALUES (?, ?, ?, ?, ?, ?)`),
       importsOfFile: db.prepare(`SELECT local, module, imported, reexport FROM graph_imports WHERE file_id = ?`),
@@ -383,6 +390,11 @@ export class GraphStore {
 
   declsNamed(name: string): DeclRow[] {
     return this.stmts.declsNamed.all(name) as DeclRow[];
+  }
+
+  /** Up to `limit` methods (members of kind `method`) named `name`, in files of these languages. */
+  methodsNamed(name: string, languages: readonly string[], limit: number): DeclRow[] {
+    return this.stmts.methodsNamed.all(name, JSON.stringify(languages), limit) as DeclRow[];
   }
 
   importsOf(fileId: number): ImportRow[] {

@@ -14,6 +14,15 @@ export interface ModuleTarget {
 
 export type LanguageFamily = 'ecmascript' | 'python' | 'rust' | 'go' | 'java';
 
+/** The languages of each family (the inverse of `familyOf`). */
+export const FAMILY_LANGUAGES: Readonly<Record<LanguageFamily, readonly string[]>> = {
+  ecmascript: ['typescript', 'tsx', 'javascript'],
+  python: ['python'],
+  rust: ['rust'],
+  go: ['go'],
+  java: ['java'],
+};
+
 export function familyOf(language: string): LanguageFamily | null {
   switch (language) {
     case 'typescript':

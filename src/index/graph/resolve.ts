@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { BoundedCache } from '../../core/bounded-cache.ts';
 import type { DeclRow, GraphStore, ImportRow, RecordedFile, RefRow } from './graph-store.ts';
-import { familyOf, FileSet, type LanguageFamily, type ModuleTarget } from './modules.ts';
+import { FAMILY_LANGUAGES, familyOf, FileSet, type LanguageFamily, type ModuleTarget } from './modules.ts';
 
 // Name resolution for the binding provider. A reference resolves, in order, through: the scope
 // chain of its own file; the names its file imports (following re-exports and wildcard imports
@@ -139,6 +139,8 @@ export class Resolver {
   private readonly named = new BoundedCache<string, DeclRow[]>(NAMED_ROWS_CACHED, (rows) => rows.length + 1);
   private readonly typeCache = new BoundedCache<string, DeclRow | null>(NAMES_CACHED);
   private readonly baseCache = new BoundedCache<string, DeclRow[]>(NAMES_CACHED);
+  /** The one method a member name guesses, by family and name (`guessMember`). */
+  private readonly methodGuesses = new BoundedCache<string, DeclRow | null>(NAMES_CACHED);
   /**
    * What the guesses need of every declaration carrying a name (see `guesses`), by family and
    * name: computed once per name, so a guess costs the same however many declarations share it
@@ -347,13 +349,11 @@ export class Resolver {
     let g = this.guessCache.get(key);
     if (g === undefined) {
       const bare: DeclRow[] = [];
-      const methods: DeclRow[] = [];
       for (const d of this.declsNamed(name)) {
         if (familyOf(d.language) !== family) continue;
         if (d.container === null || d.facets.includes('static')) bare.push(d);
-        if (d.container !== null && d.kind === 'method') methods.push(d);
       }
-      g = { bare: new Candidates(bare), types: new Candidates(bare.filter((d) => TYPE_KINDS.has(d.kind))), method: methods.length === 1 ? methods[0] : null };
+      g = { bare: new Candidates(bare), types: new Candidates(bare.filter((d) => TYPE_KINDS.has(d.kind))) };
       this.guessCache.set(key, g);
     }
     return g;
@@ -727,7 +727,16 @@ export class Resolver {
   /** A member reached through a receiver of unknown type: a unique, uncommon method name is a guess. */
   private guessMember(family: LanguageFamily, name: string): Found | null {
     if (COMMON_NAMES[family].has(name)) return null;
-    const method = this.guesses(family, name).method;
+    // Only whether exactly one method of the family carries the name: two rows tell, where
+    // reading every declaration of it (a name each copy of a library declares: thousands) took
+    // most of an edit's resolve on a large tree.
+    const key = `${family}\0${name}`;
+    let method = this.methodGuesses.get(key);
+    if (method === undefined) {
+      const rows = this.graph.methodsNamed(name, FAMILY_LANGUAGES[family], 2);
+      method = rows.length === 1 ? this.shared(rows, name)[0] : null;
+      this.methodGuesses.set(key, method);
+    }
     return method === null ? null : { decl: method, derivation: 'heuristic', viaImport: false };
   }
 }
@@ -747,8 +756,6 @@ interface Guesses {
   bare: Candidates;
   /** Of those, the types. */
   types: Candidates;
-  /** The one method of that name, when there is exactly one. */
-  method: DeclRow | null;
 }
 
 /**
