@@ -21,8 +21,8 @@ export interface LaneQuery {
   literal: string;
   /** Whether the query reads as a sentence (`isProse`): its ranked lanes then weigh documentation over names. */
   prose: boolean;
-  /** Path narrowing applied before scoring. */
-  pathOk: (path: string) => boolean;
+  /** Path narrowing applied before scoring; null when every path is in (the SQL then calls no filter per row). */
+  pathOk: ((path: string) => boolean) | null;
   symbols: boolean;
   files: boolean;
 }

@@ -68,10 +68,11 @@ export class SearchService {
       identifierWords: identifierWordsOf(allWords),
       literal,
       prose: isProse(allWords),
-      pathOk: (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
+      pathOk: includeSet.empty && excludeSet.empty ? null : (p) => (includeSet.empty || includeSet.matches(p)) && !excludeSet.matches(p),
       symbols: target !== 'file',
       files: target !== 'symbol',
     };
+    const inPaths = q.pathOk ?? (() => true);
     // Found before anything is searched, so the bound holds whether or not the page needs them.
     const forced = selectors.force.length > 0 ? await this.forcedStore(config, selectors.force) : null;
 
@@ -99,11 +100,11 @@ export class SearchService {
         if (tag === 'i' && isCorruption(err)) this.indexer.storeFault(err);
         if (tag === 'i') warnings.push(lexicalUnavailable(`the full-text tier failed to load: ${(err as Error).message}`));
       }
-      const semantic = tag === 'i' && nearest ? semanticLane(store, nearest, q.pathOk) : [];
+      const semantic = tag === 'i' && nearest ? semanticLane(store, nearest, inPaths) : [];
       sources.push({ tag, store, lanes: { ...ranked, ...identifierLanes(store, q), semantic } });
     }
     const units = fuse(sources, literal, q.words.length);
-    if (walked && target !== 'file') joinWalk(units, walked.hits.filter((h) => q.pathOk(h.row.path)), this.indexer.store, input.query === undefined);
+    if (walked && target !== 'file') joinWalk(units, walked.hits.filter((h) => inPaths(h.row.path)), this.indexer.store, input.query === undefined);
     const total = units.length;
     const page = units.slice(pageIndex * limit, pageIndex * limit + limit);
     const results = page.map((u) => toHit(u, q.words, include));
