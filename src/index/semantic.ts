@@ -121,7 +121,7 @@ export class SemanticTier {
   status(): SemanticStatus {
     const config = this.config();
     if (!config.enabled) return { kind: 'off' };
-    this.trustedModel(config); // an untrusted model makes the tier unavailable
+    this.checkTrust(config);
     if (this.unavailable !== null) return { kind: 'unavailable', reason: this.unavailable };
     if (this.running !== null || this.progress.prepared < this.progress.total) return { kind: 'preparing', ...this.progress };
     return { kind: 'ready' };
@@ -130,7 +130,9 @@ export class SemanticTier {
   /** Starts (or queues one more) background preparation of the store's declarations. */
   schedule(): void {
     const config = this.config();
-    if (this.closed || !config.enabled || this.unavailable !== null || !this.trustedModel(config)) return;
+    if (this.closed || !config.enabled) return;
+    this.checkTrust(config);
+    if (this.unavailable !== null) return;
     if (this.running) {
       this.again = true;
       return;
@@ -160,7 +162,9 @@ export class SemanticTier {
    */
   async nearest(query: string): Promise<SemanticHit[] | null> {
     const config = this.config();
-    if (!config.enabled || this.unavailable !== null || this.closed || !this.trustedModel(config)) return null;
+    if (!config.enabled || this.closed) return null;
+    this.checkTrust(config);
+    if (this.unavailable !== null) return null;
     if (this.entries.length === 0 && !this.running) this.schedule();
     let q: Float32Array;
     try {
@@ -189,18 +193,17 @@ export class SemanticTier {
   }
 
   /**
-   * False (and the tier unavailable for the rest of this process, as the contract has it) when
-   * an in-process model's directory is not trusted when the tier first needs it: the user's
-   * `rift trust` counts from the next start.
+   * Makes the tier unavailable (for the rest of this process, as the contract has it) when an
+   * in-process model's directory is not trusted when the tier first needs it: the user's `rift
+   * trust` counts from the next start.
    */
-  private trustedModel(config: SearchSemanticConfig): boolean {
-    if (this.unavailable !== null) return true; // decided already; the caller checks `unavailable`
+  private checkTrust(config: SearchSemanticConfig): void {
+    if (this.unavailable !== null) return;
     const key = semanticModelTrustKey(this.root, config);
-    if (key === null || this.trusted(key)) return true;
+    if (key === null || this.trusted(key)) return;
     this.fail(
       `rift.toml names an ONNX embedding model this machine has not trusted (${semanticModelDir(this.root, config)}); run \`rift trust\` in the workspace to allow it, then restart rift (\`rift server --stop\` ends a shared server)`,
     );
-    return false;
   }
 
   private async embedder(config: SearchSemanticConfig): Promise<Embedder> {

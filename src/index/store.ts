@@ -897,10 +897,10 @@ export class Store {
   }
 }
 
-/** What a module keeping its own tables in rift.db may do with the store's connection. */
 /** The per-row path filter the search lanes' SQL calls (see `Store.withPathFilter`). */
 const PATH_FILTER_CALL = 'rift_path_ok(f.path)';
 
+/** What a module keeping its own tables in rift.db may do with the store's connection. */
 export interface Tables {
   prepare(sql: string): Database.Statement;
   exec(sql: string): void;

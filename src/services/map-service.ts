@@ -40,7 +40,7 @@ export class MapService {
       this.scheduled = setImmediate(() => {
         this.scheduled = null;
         try {
-          this.current(true);
+          this.mapFor(true);
         } catch (e) {
           // Computing ahead is best effort, off any request: a damaged store is set aside and
           // rebuilt (its publication computes the map again); a read meets any other error itself.
@@ -52,7 +52,12 @@ export class MapService {
   }
 
   /** The map of the published snapshot (computed now only if this publication has none yet). */
-  current(ahead = false): MapResource {
+  current(): MapResource {
+    return this.mapFor(false);
+  }
+
+  /** `current()`, saying in its record whether a publication (`ahead`) or a read computed it. */
+  private mapFor(ahead: boolean): MapResource {
     const generation = this.indexer.snapshot.generation;
     if (this.cached?.generation === generation) return this.cached.map;
     const started = performance.now();
