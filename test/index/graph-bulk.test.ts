@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { symbolId } from '../../src/core/ids.ts';
 import { BuildStopped, type BuildStats } from '../../src/index/indexer.ts';
 import { Engine } from '../../src/services/engine.ts';
-import { DERIVATIONS, EDGE_KINDS } from '../../src/index/graph/graph-store.ts';
+import { graphEdges } from '../helpers/graph.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // A cold build of more than the bulk threshold (256 parsed files) records the graph's facts
@@ -45,21 +45,6 @@ function tree(): Record<string, string> {
     ].join('\n');
   }
   return files;
-}
-
-function edges(root: string): string[] {
-  const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
-  try {
-    const rows = db
-      .prepare(
-        `SELECT s.path AS sp, s.qname AS sq, d.path AS dp, d.qname AS dq, e.kind, e.derivation
-         FROM graph_edges e JOIN graph_nodes s ON s.id = e.src JOIN graph_nodes d ON d.id = e.dst`,
-      )
-      .all() as Array<Record<string, string | number>>;
-    return rows.map((r) => `${r.sp}#${r.sq} -${EDGE_KINDS[Number(r.kind)]}/${DERIVATIONS[Number(r.derivation)]}-> ${r.dp}#${r.dq}`).sort();
-  } finally {
-    db.close();
-  }
 }
 
 function indexes(root: string): string[] {
@@ -108,8 +93,8 @@ test('a bulk cold build stores the same graph as file-by-file builds, with every
     for (const [path, text] of Object.entries(files).slice(200)) writeFileSync(join(stepped, path), text);
     assert.equal(await build(stepped), 100);
 
-    const got = edges(bulk);
-    assert.deepEqual(got, edges(stepped));
+    const got = graphEdges(bulk);
+    assert.deepEqual(got, graphEdges(stepped));
     // Every kind of edge is there (so the comparison covers them all).
     for (const kind of ['calls', 'constructs', 'extends', 'imports', 'contains']) {
       assert.ok(got.some((e) => e.includes(` -${kind}/`)), `an edge of kind ${kind}`);
@@ -210,7 +195,7 @@ test("a one-shot engine's bulk build ends its parse workers once parsed, before 
         await engine.close();
       }
     }
-    assert.ok(edges(root).includes('pkg/m5_b.py#Child5 -extends/resolution-> pkg/m4.py#Base4'), 'the second build resolved');
+    assert.ok(graphEdges(root).includes('pkg/m5_b.py#Child5 -extends/resolution-> pkg/m4.py#Base4'), 'the second build resolved');
   } finally {
     removeWorkspace(root);
   }
@@ -241,7 +226,7 @@ test('an engine closed during its cold build stops it; what it stored stays, fla
 
     assert.equal(await build(root), MODULES - stored);
     await build(clean);
-    assert.deepEqual(edges(root), edges(clean));
+    assert.deepEqual(graphEdges(root), graphEdges(clean));
   } finally {
     removeWorkspace(root);
     removeWorkspace(clean);

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { EDGE_KINDS } from '../../src/index/graph/graph-store.ts';
 import { Engine } from '../../src/services/engine.ts';
+import { graphEdges } from '../helpers/graph.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // The graph's nodes are what its edges name. An edit re-resolves only the references it can
@@ -12,16 +12,6 @@ import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 // dropped edges alone (a scan of every node took ~1 s per edit at 70,000 files). The list of
 // files the resolver starts from is kept between edits, and read again once another connection
 // (another rift process) changed it.
-
-function edges(root: string): string[] {
-  const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
-  try {
-    const rows = db.prepare(`SELECT s.path || '#' || s.qname AS src, e.kind, d.path || '#' || d.qname AS dst FROM graph_edges e JOIN graph_nodes s ON s.id = e.src JOIN graph_nodes d ON d.id = e.dst`).all() as Array<{ src: string; kind: number; dst: string }>;
-    return rows.map((r) => `${r.src} -${EDGE_KINDS[r.kind]}-> ${r.dst}`).sort();
-  } finally {
-    db.close();
-  }
-}
 
 function nodes(root: string): { all: string[]; unnamed: number } {
   const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
@@ -88,7 +78,7 @@ test('a file another connection added to the graph is seen by the next edit reso
     // Resolved here once: the file list is read and kept.
     writeFileSync(join(root, 'c.py'), 'def other():\n    return 2\n');
     await here.indexer.refresh(['c.py']);
-    assert.equal(edges(root).some((e) => e.endsWith('-> d.py#fresh')), false, 'd.py does not exist yet');
+    assert.equal(graphEdges(root).some((e) => e.endsWith('-> d.py#fresh')), false, 'd.py does not exist yet');
 
     // The other connection records d.py.
     writeFileSync(join(root, 'd.py'), 'def fresh():\n    return 3\n');
@@ -96,7 +86,7 @@ test('a file another connection added to the graph is seen by the next edit reso
     // An edit of a.py resolved here must find d.py in the file list.
     writeFileSync(join(root, 'a.py'), 'from d import fresh\n\n\ndef use():\n    # calls the new module\n    return fresh()\n');
     await here.indexer.refresh(['a.py']);
-    assert.deepEqual(edges(root).filter((e) => e.startsWith('a.py#use -')), ['a.py#use -calls-> d.py#fresh', 'a.py#use -imports-> d.py#fresh'], edges(root).join('\n'));
+    assert.deepEqual(graphEdges(root).filter((e) => e.startsWith('a.py#use -')), ['a.py#use -calls/resolution-> d.py#fresh', 'a.py#use -imports/resolution-> d.py#fresh'], graphEdges(root).join('\n'));
   } finally {
     await here.close();
     await there.close();
