@@ -54,6 +54,8 @@ const CASES: Record<string, { repository: string; function: Walked; method: Walk
 };
 const REPEATS = 50;
 const WALK = 500;
+/** Fresh engines each walk is measured in (the median is reported), and runs of `git log -L`. */
+const ROUNDS = 3;
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }).trim();
 
@@ -63,9 +65,8 @@ async function timedMs<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T 
   return { ms: performance.now() - t, value };
 }
 
-/** One history walk through the read service, with its `history.walk` event, beside `git log -L`. */
-async function walkBeside(engine: Engine, dir: string, w: Walked): Promise<string> {
-  const touching = git(dir, 'rev-list', '--first-parent', '-n', String(WALK + 1), 'HEAD', '--', w.file).split('\n');
+/** One history walk through the read service, with where it spent its time (its `history.walk` event). */
+async function walkOnce(engine: Engine, w: Walked): Promise<{ ms: number; kinds: string; spent: string }> {
   const events: LogFields[] = [];
   const remove = addLogSink((e) => {
     if (e.target === 'history.walk') events.push(e.fields);
@@ -77,13 +78,35 @@ async function walkBeside(engine: Engine, dir: string, w: Walked): Promise<strin
   const versions = hit.history!.versions;
   const kinds = new Map<string, number>();
   for (const v of versions) kinds.set(v.kind, (kinds.get(v.kind) ?? 0) + 1);
+  const s = events[0] ?? {};
+  return {
+    ms: walk.ms,
+    kinds: `${versions.length} versions: ${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}`,
+    spent: `log ${fmtMs(Number(s.log_ms))}, ${s.fetched} blobs read in ${fmtMs(Number(s.fetch_ms))}, ${s.parsed} parsed (${s.alone} of them a part alone, ${s.nested} of those its own lines) in ${fmtMs(Number(s.parse_ms))}`,
+  };
+}
+
+/** `git log -L` over the walk's first-parent range: its time and the commits it names. */
+async function logL(dir: string, w: Walked): Promise<{ ms: number; commits: number; range: string }> {
+  const touching = git(dir, 'rev-list', '--first-parent', '-n', String(WALK + 1), 'HEAD', '--', w.file).split('\n');
   const range = touching.length > WALK ? `${touching[WALK]}..HEAD` : 'HEAD';
   const peer = await timedMs(async () => git(dir, 'log', '--first-parent', '--format=%H', `-L:${w.header}:${w.file}`, range));
-  const peerCommits = peer.value.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l)).length;
-  const s = events[0] ?? {};
-  const spent = `log ${fmtMs(Number(s.log_ms))}, ${s.fetched} blobs read in ${fmtMs(Number(s.fetch_ms))}, ${s.parsed} parsed (${s.alone} of them a part alone, ${s.nested} of those its own lines) in ${fmtMs(Number(s.parse_ms))}`;
-  const verdict = walk.ms <= peer.ms ? 'met' : 'not met';
-  return `| history of the ${w.label} \`${w.name}\` in \`${w.file}\`: ${Math.min(WALK, touching.length)} first-parent commits touching the file | ${fmtMs(walk.ms)} (${versions.length} versions: ${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}; ${spent}) | \`git log -L:${w.header}:${w.file}\` over the same range: ${fmtMs(peer.ms)} (${peerCommits} commits; target ${verdict}) |`;
+  return { ms: peer.ms, commits: peer.value.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l)).length, range: String(Math.min(WALK, touching.length)) };
+}
+
+/** An engine as a server runs it, its parse workers ready and, when `settled`, done warming their parsers (src/syntax/warm.ts). */
+async function servingEngine(dir: string, settled: boolean): Promise<Engine> {
+  const warmed: LogFields[] = [];
+  const remove = addLogSink((e) => {
+    if (e.target === 'parse.warm') warmed.push(e.fields);
+  });
+  const engine = await Engine.open(dir, { watch: true });
+  await engine.read.getSymbol({ name: '__bench_none__', limit: 1, include: [] });
+  const workers = engine.indexer.workers()!;
+  await Promise.race([workers.ready(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+  for (let waited = 0; settled && warmed.length < workers.size && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+  remove();
+  return engine;
 }
 
 /** One repository measured: its table and the targets' verdicts. */
@@ -123,26 +146,42 @@ async function measure(REPO: string): Promise<string> {
 
     await engine.close();
 
-    // 3. The history walks against git log -L over the same first-parent range, in an engine
-    // as a server runs it (parse workers, ready: the walk's segments are parsed there, side by
-    // side). The function's walk is the engine's first (its blob readers start cold, its workers
-    // have parsed nothing); the method's, in the same file, comes second in the same engine.
-    engine = await Engine.open(dir, { watch: true });
-    await engine.read.getSymbol({ name: func.name, limit: 1, include: [] });
-    // A server's workers have loaded their grammars soon after it starts; a walk waits for them
-    // only when it comes at once (bounded here, in case one never starts).
-    await Promise.race([engine.indexer.workers()?.ready(), new Promise((r) => setTimeout(r, 10_000).unref())]);
-    const walks = [await walkBeside(engine, dir, func), await walkBeside(engine, dir, method)];
+    // 3. The history walks against git log -L over the same first-parent range, each walk the
+    // first of a fresh engine as a server runs it (parse workers ready, the walk's segments
+    // parsed there side by side), whose workers have warmed their parsers as a server's do in
+    // its first moments (src/syntax/warm.ts); the method's walk comes second in the same engine.
+    // Median of ROUNDS rounds on each side. Then one walk at once, before the warm-up.
+    const runs = new Map<Walked, Array<{ ms: number; kinds: string; spent: string }>>([[func, []], [method, []]]);
+    const peers = new Map<Walked, Array<{ ms: number; commits: number; range: string }>>([[func, []], [method, []]]);
+    for (let round = 0; round < ROUNDS; round++) {
+      engine = await servingEngine(dir, true);
+      for (const w of [func, method]) runs.get(w)!.push(await walkOnce(engine, w));
+      await engine.close();
+      for (const w of [func, method]) peers.get(w)!.push(await logL(dir, w));
+    }
+    engine = await servingEngine(dir, false);
+    const atOnce = await walkOnce(engine, func);
     await engine.close();
+    const median = <T extends { ms: number }>(xs: T[]): T => [...xs].sort((a, b) => a.ms - b.ms)[Math.floor(xs.length / 2)];
+    const walks = [func, method].map((w) => {
+      const mine = median(runs.get(w)!);
+      const peer = median(peers.get(w)!);
+      const all = (xs: Array<{ ms: number }>) => xs.map((x) => fmtMs(x.ms)).join(', ');
+      return `| history of the ${w === func ? 'top-level function' : 'method'} \`${w.name}\` in \`${w.file}\`: ${peer.range} first-parent commits touching the file | ${fmtMs(mine.ms)} (median of ${all(runs.get(w)!)}; ${mine.kinds}; ${mine.spent}) | \`git log -L:${w.header}:${w.file}\` over the same range: ${fmtMs(peer.ms)} (median of ${all(peers.get(w)!)}; ${peer.commits} commits; target ${mine.ms <= peer.ms ? 'met' : 'not met'}) |`;
+    });
+    walks.push(`| the top-level function's walk at once, its workers ready but not yet warmed (the first moments of a server) | ${fmtMs(atOnce.ms)} (${atOnce.spent}) | |`);
 
     const load = loadavg().map((l) => l.toFixed(1)).join(' ');
     const body = `Run: ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load ${load} (the machine is shared).
 Repository: ${repository} (${commits} commits, ${merges} of them merges; ${files} files at HEAD), cloned
 locally; the working-tree index built first (${fmtMs(build.ms)}), then each part in a fresh engine.
 Reads go through the engine's read service (no MCP transport); the walks run in an engine with
-parse workers, as a server's do (their grammars loaded), and their blob-read and parse times add up
-both segments, which run side by side. The function's walk is the engine's first (its blob readers
-start cold, its workers have parsed nothing yet); the method's, in the same file, comes second. \`git log -L\` runs with \`*.py diff=python\`, so its range ends where the declaration
+parse workers, as a server's do, and their blob-read and parse times add up both segments, which
+run side by side. The function's walk is the engine's first (its blob readers start cold, its
+workers have parsed nothing but the warm-up samples every serving engine's idle workers parse in
+its first moments); the method's, in the same file, comes second. Each is the median of
+${ROUNDS} fresh engines, \`git log -L\` the median of ${ROUNDS} runs; the last row is a walk sent
+before the warm-up. \`git log -L\` runs with \`*.py diff=python\`, so its range ends where the declaration
 does. \`bench/history.ts\`.
 
 | measure | rift | peer |

@@ -70,6 +70,13 @@ export const WORKER_STALL_MS = 30_000;
  * start alone can take longer than WORKER_STALL_MS, and counting it would replace healthy workers.
  */
 export const WORKER_START_MAX_MS = 300_000;
+/**
+ * Parsing a serving engine's idle parse worker spends on samples once its grammars are loaded,
+ * so its first real parses run optimized code (src/syntax/warm.ts); stopped by any request.
+ */
+export const PARSER_WARM_MS = 150;
+/** Languages a parse worker warms on, the tree's most common first. */
+export const WARM_LANGUAGES_MAX = 3;
 /** Heap of one parse worker: past it the worker alone ends (and is replaced), never the process. */
 export const PARSE_WORKER_HEAP_MB = 1024;
 /** Files one search may parse on demand through `paths.force_include`. */

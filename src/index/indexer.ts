@@ -6,7 +6,7 @@ import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { withSmallYoungGeneration } from '../core/heap.ts';
 import { RiftError } from '../core/errors.ts';
-import { WATCH_DEBOUNCE_MS } from '../core/limits.ts';
+import { WARM_LANGUAGES_MAX, WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
@@ -187,8 +187,9 @@ export class Indexer {
   constructor(root: string, configLoader: ConfigLoader, store: Store, options: IndexerOptions = { parseInWorkers: false }) {
     this.root = root;
     this.parseInWorkers = options.parseInWorkers;
-    // Started now, so the threads are ready by the time the first walk has found work.
-    if (this.parseInWorkers) this.pool = new WorkerPool();
+    // Started now, so the threads are ready by the time the first walk has found work; idle,
+    // they warm their parsers on the languages the tree holds most (none before a first build).
+    if (this.parseInWorkers) this.pool = new WorkerPool({ warm: store.parsedLanguages().slice(0, WARM_LANGUAGES_MAX) });
     this.configLoader = configLoader;
     this.storeRef = store;
     this.graphRef = this.attach(store);

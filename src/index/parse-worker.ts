@@ -1,8 +1,10 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { Feed } from '../history/feed.ts';
 import { Repository } from '../history/git.ts';
 import { walkSegment, type SegmentJob } from '../history/timeline.ts';
+import { PARSER_WARM_MS } from '../core/limits.ts';
 import { initSyntax } from '../syntax/runtime.ts';
+import { warmParser } from '../syntax/warm.ts';
 import { parseBytes, runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 
 // Worker thread entry: parses batches sent by WorkerPool, blobs of a revision, and walks
@@ -18,10 +20,21 @@ const ready = initSyntax();
 const repositories = new Map<string, Repository>();
 /** The versions of streamed walks still arriving, by request id. */
 const feeds = new Map<number, Feed<string | null>>();
+/** Whether a request has arrived: a warm-up in progress stops at once. */
+let asked = false;
 // The pool starts a batch's stall clock only once the worker says it can parse (see WorkerSlot).
-void ready.then(() => parentPort!.postMessage({ ready: true }));
+void ready.then(() => {
+  parentPort!.postMessage({ ready: true });
+  // A serving engine's worker, idle once its grammars are loaded, warms its parser (see warm.ts).
+  const languages = (workerData as { warm?: string[] } | null)?.warm ?? [];
+  if (languages.length > 0 && !asked) {
+    const started = performance.now();
+    void warmParser(languages, PARSER_WARM_MS, () => asked).then((parses) => parentPort!.postMessage({ warmed: { parses, ms: performance.now() - started } }));
+  }
+});
 
 parentPort!.on('message', async (req: Request) => {
+  asked = true;
   if ('more' in req) {
     const feed = feeds.get(req.id);
     feed?.push(req.more);

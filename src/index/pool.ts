@@ -22,23 +22,26 @@ const IN_FLIGHT = 2;
  * Starts a parse worker: compiled JS directly, or sources through tsx's loader (tests, dev). Its
  * heap is bounded, so a file that exhausts it ends that worker (which is replaced), not rift.
  */
-export function startParseWorker(heapMb = PARSE_WORKER_HEAP_MB): Worker {
+export function startParseWorker(heapMb = PARSE_WORKER_HEAP_MB, warm: readonly string[] = []): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: heapMb };
+  const workerData = { warm };
   const self = fileURLToPath(import.meta.url);
   // A small young generation keeps each worker's footprint low (measured in bench/index.ts).
-  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits: { ...resourceLimits, maxYoungGenerationSizeMb: 8 } });
+  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { workerData, resourceLimits: { ...resourceLimits, maxYoungGenerationSizeMb: 8 } });
   // `--import` in a worker's execArgv does not install loader hooks on Node 20, so the
   // worker registers tsx itself before importing the TypeScript entry.
   const api = new URL('./index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
   const entry = new URL('./parse-worker.ts', import.meta.url).href;
   const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true, resourceLimits });
+  return new Worker(code, { eval: true, workerData, resourceLimits });
 }
 
 export interface PoolOptions {
   size?: number;
   /** How a worker is started (and restarted after it dies); `startParseWorker` by default. */
   start?: () => Worker;
+  /** Languages each worker warms its parser on while idle after starting (a serving engine's: see src/syntax/warm.ts). */
+  warm?: readonly string[];
 }
 
 export class WorkerPool {
@@ -48,7 +51,12 @@ export class WorkerPool {
 
   constructor(options: PoolOptions = {}) {
     const size = options.size ?? Math.max(1, Math.min(availableParallelism(), 8));
-    for (let i = 0; i < size; i++) this.slots.push(new WorkerSlot(options.start ?? (() => startParseWorker())));
+    for (let i = 0; i < size; i++) this.slots.push(new WorkerSlot(options.start ?? (() => startParseWorker(undefined, options.warm))));
+  }
+
+  /** How many workers parse side by side. */
+  get size(): number {
+    return this.slots.length;
   }
 
   /** Resolves once every worker has loaded what it parses with (a server's have, soon after it starts). */

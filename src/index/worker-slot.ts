@@ -86,6 +86,9 @@ export class WorkerSlot {
       }, WORKER_START_MAX_MS);
       startTimer.unref();
     });
+    w.on('message', (msg: { warmed?: { parses: number; ms: number } }) => {
+      if (msg?.warmed) log('debug', 'parse.warm', 'parse worker warmed', { parses: msg.warmed.parses, ms: Math.round(msg.warmed.ms) });
+    });
     // Without a listener an 'error' event would be thrown in the main thread.
     w.on('error', (e: Error & { code?: string }) => {
       if (w === this.worker) this.lastError = e.code ?? e.message;
