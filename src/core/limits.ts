@@ -77,6 +77,8 @@ export const WORKER_START_MAX_MS = 300_000;
 export const PARSER_WARM_MS = 150;
 /** Languages a parse worker warms on, the tree's most common first. */
 export const WARM_LANGUAGES_MAX = 3;
+/** How often rift may try to bring its commit-graph for history walks up to a new commit (src/history/commit-graph.ts). */
+export const COMMIT_GRAPH_RETRY_MS = 60_000;
 /** Heap of one parse worker: past it the worker alone ends (and is replaced), never the process. */
 export const PARSE_WORKER_HEAP_MB = 1024;
 /** Files one search may parse on demand through `paths.force_include`. */

@@ -4,13 +4,15 @@ import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { RiftError, limitExceeded } from '../core/errors.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
+import { CommitGraph } from './commit-graph.ts';
 import type { Feed } from './feed.ts';
 
 // Git access through the git CLI only: one long-lived `cat-file --batch-check` per repository
 // resolves revisions (it reads refs afresh on every request, loose or packed, in a worktree or
 // not, so a moved branch is seen at once, and no process is started per read), one long-lived
 // `cat-file --batch` serves object bytes, `ls-tree` lists a commit's tree and `log
-// --first-parent` walks a path's history. Nothing is checked out and nothing is written.
+// --first-parent` walks a path's history. Nothing is checked out and nothing is written in the
+// repository (a commit-graph for the walks lives in rift's own directory: commit-graph.ts).
 
 /** A git process reads only the repository it is pointed at: no inherited GIT_* redirection. */
 function gitEnv(): NodeJS.ProcessEnv {
@@ -216,22 +218,30 @@ export class Repository {
     readonly cwd: string,
     /** The workspace's path inside the repository, `''` at the top or `dir/` below it. */
     readonly prefix: string,
+    /** Whether the logs read a commit-graph rift keeps in the workspace's state folder (see commit-graph.ts). */
+    graph = false,
   ) {
     this.objects = new CatFile(cwd, '--batch');
     this.names = new CatFile(cwd, '--batch-check');
+    this.graph = graph ? new CommitGraph(cwd, gitEnv) : null;
   }
+
+  private readonly graph: CommitGraph | null;
 
   /** The repository at `root` whose `prefix` is already known (as `open` found it). */
   static at(root: string, prefix: string): Repository {
     return new Repository(root, prefix);
   }
 
-  /** The repository holding `root`, or null when there is none. */
-  static async open(root: string): Promise<Repository | null> {
+  /**
+   * The repository holding `root`, or null when there is none; with `graph`, its history walks
+   * read a commit-graph rift keeps in `root`'s state folder (see commit-graph.ts).
+   */
+  static async open(root: string, graph = false): Promise<Repository | null> {
     if (findRepositoryRoot(root) === null) return null;
     try {
       const prefix = (await git(root, ['rev-parse', '--show-prefix'])).toString('utf8').trim();
-      return new Repository(root, prefix);
+      return new Repository(root, prefix, graph);
     } catch {
       return null;
     }
@@ -405,6 +415,9 @@ export class Repository {
   private readonly logs = new Map<string, { at: number; max: number; entries: LogEntry[] }>();
 
   private async *readLog(commit: string, path: string, max: number): AsyncGenerator<LogEntry> {
+    // This walk reads the graph written so far; the next ones read one brought up to `commit`.
+    const env = this.graph?.logEnv() ?? gitEnv();
+    void this.graph?.refresh(commit);
     const proc = spawn(
       'git',
       [
@@ -414,7 +427,7 @@ export class Repository {
         '--raw', '--no-abbrev', `-n${max}`,
         '--format=%x01%H%x00%cI%x00%an%x00%s', commit, '--', `:(literal,top)${this.prefix}${path}`,
       ],
-      { cwd: this.cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: this.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stderr = '';
     proc.stderr.on('data', (chunk: Buffer) => {

@@ -618,9 +618,10 @@ const BARE_AFTER = /^[ \t]*[?!]?[ \t]*[<(=;:]/;
  * finding the name in it.
  */
 function declarations(b: Uint8Array, from: number, to: number, name: Buffer, bare: boolean): number {
-  const text = Buffer.from(b.buffer, b.byteOffset, b.length);
+  // The name is looked for up to `to` only (a search of the whole text would read on to its end).
+  const text = Buffer.from(b.buffer, b.byteOffset, Math.min(to, b.length));
   let count = 0;
-  for (let at = text.indexOf(name, from); at >= 0 && at + name.length <= to; at = text.indexOf(name, at + 1)) {
+  for (let at = text.indexOf(name, from); at >= 0; at = text.indexOf(name, at + 1)) {
     const after = at + name.length;
     // The whole name, not the start of a longer one.
     if (after < to && IDENTIFIER.test(text.toString('utf8', after, Math.min(to, after + 4)))) continue;

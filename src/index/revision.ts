@@ -112,7 +112,7 @@ export class RevisionIndex {
 
   /** The workspace's repository, or the remedy refusal when there is none. */
   async repository(): Promise<Repository> {
-    this.repoPromise ??= Repository.open(this.root);
+    this.repoPromise ??= Repository.open(this.root, true);
     const repo = await this.repoPromise;
     if (repo) return repo;
     this.repoPromise = null; // a later `git init` serves revision reads
