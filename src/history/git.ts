@@ -6,6 +6,7 @@ import { RiftError, limitExceeded } from '../core/errors.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
 import { CommitGraph } from './commit-graph.ts';
 import type { Feed } from './feed.ts';
+import { SpooledCatFile } from './spool.ts';
 
 // Git access through the git CLI only: one long-lived `cat-file --batch-check` per repository
 // resolves revisions (it reads refs afresh on every request, loose or packed, in a worktree or
@@ -223,10 +224,13 @@ export class Repository {
   ) {
     this.objects = new CatFile(cwd, '--batch');
     this.names = new CatFile(cwd, '--batch-check');
+    this.versions = new SpooledCatFile(cwd, gitEnv);
     this.graph = graph ? new CommitGraph(cwd, gitEnv) : null;
   }
 
   private readonly graph: CommitGraph | null;
+  /** A history walk's versions of a file, read ahead through a file rather than a pipe (see spool.ts). */
+  private readonly versions: SpooledCatFile;
 
   /** The repository at `root` whose `prefix` is already known (as `open` found it). */
   static at(root: string, prefix: string): Repository {
@@ -379,7 +383,13 @@ export class Repository {
 
   /** Starts the blob reader now, for reads about to come (a history walk waiting for its first version). */
   prepareReads(): void {
-    this.objects.start();
+    this.versions.start();
+  }
+
+  /** A version of a file for a history walk, read ahead through the walk's spool (see spool.ts); null when missing or not a blob. */
+  async version(oid: string, pool?: BufferPool): Promise<Buffer | null> {
+    const o = await this.versions.request(oid, pool ? (size) => pool.take(size) : undefined);
+    return o && o.type === 'blob' ? o.bytes : null;
   }
 
   /**
@@ -457,18 +467,28 @@ export class Repository {
   }
 
   /**
-   * The blobs of `ids` in order, nulls passed over, read ahead through the batch process
-   * `window` at a time (requests are pipelined, so reading many costs one round trip per window,
-   * not per blob), each into a buffer of `pool` when given. Ids may still be arriving.
+   * The blobs of `ids` in order, nulls passed over, read ahead through the walks' spool (see
+   * spool.ts) `window` at a time (requests are pipelined, so reading many costs one round trip
+   * per window, not per blob), each into a buffer of `pool` when given. Ids may still be
+   * arriving. The spool is closed once no reader holds it.
    */
   async *blobs(ids: Feed<string | null>, pool?: BufferPool, window = BLOB_WINDOW): AsyncGenerator<Buffer | null> {
+    const release = this.versions.hold();
+    try {
+      yield* this.readAhead(ids, pool, window);
+    } finally {
+      release();
+    }
+  }
+
+  private async *readAhead(ids: Feed<string | null>, pool: BufferPool | undefined, window: number): AsyncGenerator<Buffer | null> {
     const pending: Array<Promise<Buffer | null>> = [];
     let next = 0;
     const fill = () => {
       for (; next < ids.items.length && pending.length < window; next++) {
         const id = ids.items[next];
         if (id === null) continue;
-        const p = this.blob(id, pool);
+        const p = this.version(id, pool);
         p.catch(() => undefined); // awaited in order below
         pending.push(p);
       }
@@ -488,6 +508,7 @@ export class Repository {
   close(): void {
     this.objects.close();
     this.names.close();
+    this.versions.close();
   }
 }
 

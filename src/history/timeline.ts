@@ -651,7 +651,7 @@ export async function walkSegment(repo: Repository, job: SegmentJob, ids = Feed.
   // Each version is read into a buffer of the last versions' that nothing reads any more.
   const pool = new BufferPool();
   // The seed is read first, the segment's versions right behind it.
-  const seed = job.seed !== undefined ? repo.blob(job.seed) : null;
+  const seed = job.seed !== undefined ? repo.version(job.seed) : null;
   seed?.catch(() => undefined); // awaited below
   const blobs = repo.blobs(ids, pool);
   /** The bytes the previous iteration was done with. */
