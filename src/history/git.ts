@@ -6,7 +6,7 @@ import { RiftError, limitExceeded } from '../core/errors.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
 import { CommitGraph } from './commit-graph.ts';
 import type { Feed } from './feed.ts';
-import { SpooledCatFile } from './spool.ts';
+import { SpooledCatFile, SpoolUnavailable } from './spool.ts';
 
 // Git access through the git CLI only: one long-lived `cat-file --batch-check` per repository
 // resolves revisions (it reads refs afresh on every request, loose or packed, in a worktree or
@@ -383,14 +383,38 @@ export class Repository {
 
   /** Starts the blob reader now, for reads about to come (a history walk waiting for its first version). */
   prepareReads(): void {
-    this.versions.start();
+    if (this.spooling) {
+      try {
+        this.versions.start();
+        return;
+      } catch (e) {
+        if (!(e instanceof SpoolUnavailable)) throw e;
+        this.spooling = false;
+      }
+    }
+    this.objects.start();
   }
 
-  /** A version of a file for a history walk, read ahead through the walk's spool (see spool.ts); null when missing or not a blob. */
+  /**
+   * A version of a file for a history walk, read ahead through the walk's spool (see spool.ts),
+   * or through the batch process's pipe where no spool file can be made; null when missing or
+   * not a blob.
+   */
   async version(oid: string, pool?: BufferPool): Promise<Buffer | null> {
-    const o = await this.versions.request(oid, pool ? (size) => pool.take(size) : undefined);
-    return o && o.type === 'blob' ? o.bytes : null;
+    if (this.spooling) {
+      try {
+        const o = await this.versions.request(oid, pool ? (size) => pool.take(size) : undefined);
+        return o && o.type === 'blob' ? o.bytes : null;
+      } catch (e) {
+        if (!(e instanceof SpoolUnavailable)) throw e;
+        this.spooling = false;
+      }
+    }
+    return this.blob(oid, pool);
   }
+
+  /** Whether walks read through the spool (until no spool file can be made). */
+  private spooling = true;
 
   /**
    * Commits touching `path` (workspace-relative) along first parents from `commit`, newest

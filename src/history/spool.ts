@@ -24,6 +24,9 @@ const POLL_MS = 1;
 /** Looks at the file on the next turn of the event loop before waiting POLL_MS. */
 const SPINS = 8;
 
+/** No spool file could be made (the temporary folder is missing, full or unwritable): read through a pipe instead. */
+export class SpoolUnavailable extends Error {}
+
 export interface SpooledObject {
   oid: string;
   type: string;
@@ -136,7 +139,12 @@ export class SpooledCatFile {
   private current(): Spool {
     if (this.spool !== null) return this.spool;
     const path = join(tmpdir(), `rift-cat-file-${process.pid}-${randomBytes(6).toString('hex')}`);
-    const fd = openSync(path, 'wx+', 0o600);
+    let fd: number;
+    try {
+      fd = openSync(path, 'wx+', 0o600);
+    } catch (e) {
+      throw new SpoolUnavailable(`no spool file in ${tmpdir()}: ${(e as Error).message}`);
+    }
     try {
       unlinkSync(path);
     } catch {

@@ -189,7 +189,7 @@ export class Indexer {
     this.parseInWorkers = options.parseInWorkers;
     // Started now, so the threads are ready by the time the first walk has found work; idle,
     // they warm their parsers on the languages the tree holds most (none before a first build).
-    if (this.parseInWorkers) this.pool = new WorkerPool({ warm: store.parsedLanguages().slice(0, WARM_LANGUAGES_MAX) });
+    if (this.parseInWorkers) this.pool = new WorkerPool({ warm: warmLanguages(store) });
     this.configLoader = configLoader;
     this.storeRef = store;
     this.graphRef = this.attach(store);
@@ -874,5 +874,17 @@ function isRegularFile(abs: string): boolean {
     return lstatSync(abs).isFile();
   } catch {
     return false;
+  }
+}
+
+/**
+ * The languages a serving engine's parse workers warm on: the tree's most common. Nothing on a
+ * store that cannot say (a damaged one is met, set aside and rebuilt by the first read, as ever).
+ */
+function warmLanguages(store: Store): string[] {
+  try {
+    return store.parsedLanguages().slice(0, WARM_LANGUAGES_MAX);
+  } catch {
+    return [];
   }
 }

@@ -2,7 +2,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { SpooledCatFile } from '../../src/history/spool.ts';
+import { Feed } from '../../src/history/feed.ts';
+import { Repository } from '../../src/history/git.ts';
+import { SpooledCatFile, SpoolUnavailable } from '../../src/history/spool.ts';
 import { gitEnv, gitFixture } from '../helpers/git.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -92,5 +94,22 @@ test('closes when the last holder releases it; the next request starts another',
     assert.equal(cat.processes, 2);
   } finally {
     cat.close();
+  }
+});
+
+test('where no spool file can be made, a walk reads its versions through the pipe', async () => {
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = `${root}/no-such-folder`;
+  const repo = Repository.at(root, '');
+  try {
+    await assert.rejects(new SpooledCatFile(root, gitEnv).request(blobs[1].oid), SpoolUnavailable);
+    repo.prepareReads();
+    const read: string[] = [];
+    for await (const bytes of repo.blobs(Feed.of(blobs.map((b) => b.oid)))) read.push(bytes!.toString('utf8'));
+    assert.deepEqual(read, blobs.map((b) => b.text));
+  } finally {
+    repo.close();
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
   }
 });
