@@ -111,10 +111,12 @@ export class SpooledCatFile {
     };
   }
 
-  close(): void {
+  /** Ends the process; the requests sent to it and not yet answered fail (with `error`). */
+  close(error: Error = this.failure('closed')): void {
     const s = this.spool;
     this.spool = null;
     if (s) this.end(s);
+    for (const r of this.inFlight.splice(0)) r.reject(error);
   }
 
   /** Writes the waiting requests to the process, starting it afresh first when its file is long and nothing is in flight. */
@@ -182,21 +184,19 @@ export class SpooledCatFile {
     this.reading = true;
     try {
       while (this.inFlight.length > 0) {
+        // Requests in flight are always the current process's: closing one fails them all.
         const s = this.spool!;
         const r = this.inFlight[0];
-        let answer: SpooledObject | null;
         try {
-          answer = await this.answer(s, r);
+          const answer = await this.answer(s, r);
+          if (this.inFlight[0] !== r) continue; // closed meanwhile: it has failed already
+          this.inFlight.shift();
+          r.resolve(answer);
         } catch (e) {
-          // The process ended early (or was closed): every request sent to it fails; those
-          // still waiting go to another.
-          if (this.spool === s) this.close();
-          for (const p of this.inFlight.splice(0)) p.reject(e as Error);
-          this.send();
-          continue;
+          if (this.inFlight[0] !== r) continue;
+          // The process ended early: what was sent to it fails; requests waiting go to another.
+          this.close(e as Error);
         }
-        this.inFlight.shift();
-        r.resolve(answer);
         if (this.inFlight.length === 0) this.send();
       }
     } finally {

@@ -79,6 +79,21 @@ test('a process that dies fails what was sent to it; the next request starts ano
   }
 });
 
+test('closing fails what is in flight; a request right after it gets its own answer from another process', async () => {
+  const cat = new SpooledCatFile(root, gitEnv);
+  try {
+    const inFlight = blobs.map((b) => cat.request(b.oid));
+    cat.close();
+    const after = cat.request(blobs[7].oid);
+    const settled = await Promise.allSettled(inFlight);
+    assert.ok(settled.every((x) => x.status === 'rejected'), 'every request sent to the closed process failed');
+    assert.equal((await after)!.bytes.toString('utf8'), blobs[7].text);
+    assert.equal(cat.processes, 2);
+  } finally {
+    cat.close();
+  }
+});
+
 test('closes when the last holder releases it; the next request starts another', async () => {
   const cat = new SpooledCatFile(root, gitEnv);
   try {
