@@ -3,7 +3,8 @@
 // only once they have run a while: a fresh thread's first parses of a large file take 3-5 times
 // as long as the same parses a few files later (a history walk's first parses in a new server,
 // a reparse after the first edit). A serving engine's idle workers spend a bounded moment
-// parsing small samples of every language, a slice at a time, and stop at the first real request.
+// parsing small samples of the tree's most common languages, a parse at a time, and stop at the
+// first real request.
 
 import { LANGUAGE_IDS, withTree } from './runtime.ts';
 import type { LanguageId } from './types.ts';
