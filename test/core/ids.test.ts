@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { changeId, decodeIdPath, encodeIdPath, fileId, nodeId, parseNodeId, parseSymbolId, symbolId } from '../../src/core/ids.ts';
 import { digest8, treeRevision, sha256Hex } from '../../src/core/digest.ts';
@@ -54,4 +55,23 @@ test('wire digests are the first 8 hex characters of SHA-256; tree revisions fol
   assert.match(treeRevision([a, b]), /^[0-9a-f]{8}$/);
   assert.notEqual(treeRevision([a, b]), treeRevision([b, a]));
   assert.notEqual(treeRevision([a]), treeRevision([{ path: 'a.rs', sha256: sha256Hex('z') }]));
+});
+
+test('the tree revision is SHA-256 over path, 0x00, the binary digest, 0xFF per file, whatever the paths and however many', () => {
+  // The definition (decisions.md), computed the plain way: the blocks the hash is fed in change nothing.
+  const reference = (files: Array<{ path: string; sha256: string }>) => {
+    const h = createHash('sha256');
+    for (const f of files) h.update(Buffer.concat([Buffer.from(f.path, 'utf8'), Buffer.from([0]), Buffer.from(f.sha256, 'hex'), Buffer.from([0xff])]));
+    return h.digest('hex').slice(0, 8);
+  };
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed / 0x7fffffff);
+  const pieces = ['src', 'é', '日本', '😀', 'a b', 'x'.repeat(300), 'lib', 'ü'];
+  const files = Array.from({ length: 5000 }, (_, i) => ({
+    path: `${Array.from({ length: 1 + Math.floor(random() * 4) }, () => pieces[Math.floor(random() * pieces.length)]).join('/')}/${i}.py`,
+    sha256: sha256Hex(String(i)),
+  }));
+  // A path longer than a block, and digests that are not 64 hex digits (decoded as Buffer.from decodes them).
+  files.push({ path: `deep/${'ш'.repeat(40_000)}.py`, sha256: sha256Hex('long') }, { path: 'odd.py', sha256: 'abc' }, { path: 'bad.py', sha256: 'zz' });
+  for (const n of [0, 1, 2, 777, files.length]) assert.equal(treeRevision(files.slice(0, n)), reference(files.slice(0, n)), `${n} files`);
 });
