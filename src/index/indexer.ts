@@ -161,8 +161,6 @@ export class Indexer {
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private readonly fileListeners = new Set<(changes: FileChangeEvent[]) => void>();
   private built: { config: WorkspaceConfig; promise: Promise<BuildStats> } | null = null;
-  /** Path → digest of the published snapshot, loaded when a read first needs it. */
-  private digests: Map<string, string> | null = null;
   /** The configuration the store was last fully reconciled under. */
   private reconciledConfig: WorkspaceConfig | null = null;
   /**
@@ -253,7 +251,6 @@ export class Indexer {
     }
     this.storeRef = inMemory ? Store.memory(this.root) : replaceDamaged(this.root, damage);
     this.graphRef = this.attach(this.storeRef);
-    this.digests = null;
     this.reconciledConfig = null;
   }
 
@@ -542,7 +539,6 @@ export class Indexer {
   /** Publishes what a long build has stored so far: readers waiting for it may answer now. */
   private publishPartial(captured: string): void {
     this.partial = { captured, indexed: null };
-    this.digests = null;
     this.current = { revision: this.current.revision, generation: this.current.generation + 1 };
     this.releaseEarlyReaders();
   }
@@ -554,7 +550,6 @@ export class Indexer {
   }
 
   private publish(revision: string): void {
-    this.digests = null;
     this.reconciling.clear();
     this.observedVersion++;
     this.current = { revision, generation: this.current.generation + 1 };
@@ -815,21 +810,15 @@ export class Indexer {
   }
 
   private computeObservedRevision(): { captured: string; indexed: string } | null {
-    this.digests ??= this.store.digests();
-    const rows = new Map(this.digests);
+    const changes = new Map<string, string | null>();
     const maxFileBytes = this.selection?.config.source.max_file_bytes ?? Number.MAX_SAFE_INTEGER;
-    for (const [p, digest] of this.reconciling) {
-      if (digest === null) rows.delete(p);
-      else rows.set(p, digest);
-    }
+    for (const [p, digest] of this.reconciling) changes.set(p, digest);
     for (const p of new Set([...this.pending, ...this.inflight])) {
       const visible = this.visibility?.isVisible(p) ?? true;
       const r = visible ? readSourceFileSync(this.root, p, maxFileBytes) : null;
-      if (r && r.ok) rows.set(p, r.sha256);
-      else rows.delete(p);
+      changes.set(p, r && r.ok ? r.sha256 : null);
     }
-    const paths = [...rows.keys()].sort(compareProjectPaths);
-    const captured = treeRevision(paths.map((path) => ({ path, sha256: rows.get(path)! })));
+    const captured = this.store.treeRevisionWith(changes);
     const indexed = this.current.revision;
     return captured === indexed ? null : { captured, indexed };
   }

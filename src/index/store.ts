@@ -493,9 +493,26 @@ export class Store {
 
   /** Computes the tree revision of what the store holds. */
   computeTreeRevision(): string {
+    return this.treeRevisionWith(new Map());
+  }
+
+  /**
+   * The tree revision of the stored files with `changes` applied: a path's digest (a file
+   * changed or added), or null (a file gone). New paths are merged in at their places: the
+   * stored ones are already in order.
+   */
+  treeRevisionWith(changes: ReadonlyMap<string, string | null>): string {
     const { paths, digests } = this.treeRows();
+    const added = [...changes].filter(([p, d]) => d !== null && !digests.has(p)).map(([p]) => p).sort(compareProjectPaths);
     const h = new TreeRevisionHash();
-    for (const path of paths) h.add(path, digests.get(path)!);
+    let next = 0;
+    for (const path of paths) {
+      for (; next < added.length && compareProjectPaths(added[next], path) < 0; next++) h.add(added[next], changes.get(added[next])!);
+      const changed = changes.get(path);
+      const digest = changed === undefined ? digests.get(path)! : changed;
+      if (digest !== null) h.add(path, digest);
+    }
+    for (; next < added.length; next++) h.add(added[next], changes.get(added[next])!);
     return h.digest();
   }
 
@@ -577,11 +594,6 @@ export class Store {
     return revision;
   }
 
-  /** Every stored file's content digest by path, in path order (the input of the tree revision). */
-  digests(): Map<string, string> {
-    const { paths, digests } = this.treeRows();
-    return new Map(paths.map((p) => [p, digests.get(p)!]));
-  }
 
   /**
    * Applies one batch in one transaction: upserts, metadata-only touches, deletions and
