@@ -47,6 +47,14 @@ export class TreeRevisionHash {
     this.block[this.at++] = 0xff;
   }
 
+  /** Bytes already encoded as `add` encodes files (a run of stored records), fed as they are. */
+  addEncoded(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    this.hash.update(this.block.subarray(0, this.at));
+    this.at = 0;
+    this.hash.update(bytes);
+  }
+
   /** The 8-hex revision of what was added. */
   digest(): string {
     this.hash.update(this.block.subarray(0, this.at));

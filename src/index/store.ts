@@ -1,11 +1,10 @@
 import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
-import { TreeRevisionHash } from '../core/digest.ts';
 import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
-import { compareProjectPaths } from '../workspace/walk.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
 import { nameKey, phrase, queryWords } from './text.ts';
+import { TreeRows } from './tree-rows.ts';
 
 // The persistent index in `<workspace>/.rift/rift.db` (SQLite, WAL). better-sqlite3 is
 // synchronous, so a read that runs its queries without awaiting sees one committed state:
@@ -493,69 +492,33 @@ export class Store {
 
   /** Computes the tree revision of what the store holds. */
   computeTreeRevision(): string {
-    return this.treeRevisionWith(new Map());
+    return this.treeRows().revision(new Map());
   }
 
   /**
    * The tree revision of the stored files with `changes` applied: a path's digest (a file
-   * changed or added), or null (a file gone). New paths are merged in at their places: the
-   * stored ones are already in order.
+   * changed or added), or null (a file gone).
    */
   treeRevisionWith(changes: ReadonlyMap<string, string | null>): string {
-    const { paths, digests } = this.treeRows();
-    const added = [...changes].filter(([p, d]) => d !== null && !digests.has(p)).map(([p]) => p).sort(compareProjectPaths);
-    const h = new TreeRevisionHash();
-    let next = 0;
-    for (const path of paths) {
-      for (; next < added.length && compareProjectPaths(added[next], path) < 0; next++) h.add(added[next], changes.get(added[next])!);
-      const changed = changes.get(path);
-      const digest = changed === undefined ? digests.get(path)! : changed;
-      if (digest !== null) h.add(path, digest);
-    }
-    for (; next < added.length; next++) h.add(added[next], changes.get(added[next])!);
-    return h.digest();
+    return this.treeRows().revision(changes);
   }
 
   /**
-   * Every stored file's digest, paths in order (SQLite's binary order, which is
-   * `compareProjectPaths`'s), kept between reads: the tree revision of every edit and the
-   * indexer's observed revision read them (72,000 rows: ~90 ms a read at 32 stdlib copies).
-   * This connection's batches bring them up to date (`applyBatch`); another connection's commit
-   * (`data_version`) or a rolled-back transaction has them read again.
+   * Every stored file's digest in path order, kept between reads (see TreeRows): the tree
+   * revision of every edit and the indexer's observed revision read them (72,000 rows: ~90 ms
+   * a read at 32 stdlib copies). This connection's batches bring them up to date
+   * (`applyBatch`); another connection's commit (`data_version`) or a rolled-back transaction
+   * has them read again.
    */
-  private treeRows(): { paths: string[]; digests: Map<string, string> } {
+  private treeRows(): TreeRows {
     const version = this.stmts.dataVersion.get() as number;
-    if (this.tree?.version === version) return this.tree;
+    if (this.tree?.version === version) return this.tree.rows;
     const rows = this.stmts.revisionRowsRaw.all() as Array<[string, string]>;
-    this.tree = { version, paths: rows.map((r) => r[0]), digests: new Map(rows) };
-    return this.tree;
+    this.tree = { version, rows: new TreeRows(rows.map((r) => r[0]), new Map(rows)) };
+    return this.tree.rows;
   }
 
-  private tree: { version: number; paths: string[]; digests: Map<string, string> } | null = null;
-
-  /** Brings the kept rows (if any) to what a committed batch wrote: its deletions, then its updates. */
-  private treeApplied(updates: readonly FileUpdate[], deletions: readonly string[]): void {
-    const tree = this.tree;
-    if (tree === null) return;
-    const at = (path: string) => {
-      let lo = 0;
-      let hi = tree.paths.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (compareProjectPaths(tree.paths[mid], path) < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    };
-    for (const path of deletions) {
-      if (!tree.digests.delete(path)) continue;
-      tree.paths.splice(at(path), 1);
-    }
-    for (const u of updates) {
-      if (!tree.digests.has(u.path)) tree.paths.splice(at(u.path), 0, u.path);
-      tree.digests.set(u.path, u.sha256);
-    }
-  }
+  private tree: { version: number; rows: TreeRows } | null = null;
 
   /**
    * Bulk mode for a cold build: full-text segments are not merged while batches land (one
@@ -640,7 +603,7 @@ export class Store {
     });
     // IMMEDIATE (a savepoint inside the indexer's transaction): see Indexer.transaction.
     run.immediate();
-    this.treeApplied(updates, deletions);
+    this.tree?.rows.apply(updates, deletions);
   }
 
   private dropSymbols(blob: number): void {

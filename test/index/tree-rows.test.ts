@@ -79,6 +79,17 @@ test("a store's kept digests follow its own batches, another connection's commit
       .sort((x, y) => (Buffer.compare(Buffer.from(x.path), Buffer.from(y.path))));
     assert.equal(here.treeRevisionWith(changes), treeRevision(expected));
     assert.equal(here.treeRevisionWith(new Map()), fromTable(file));
+    // A file added right before a stored one that changed too (both at one place).
+    const both = new Map([['b.py', sha256Hex('b edited')], ['a/zz.py', sha256Hex('zz')]]);
+    const bothRows = [...rows.map((r) => (r.path === 'b.py' ? { path: r.path, sha256: sha256Hex('b edited') } : r)), { path: 'a/zz.py', sha256: sha256Hex('zz') }]
+      .sort((x, y) => Buffer.compare(Buffer.from(x.path), Buffer.from(y.path)));
+    assert.equal(here.treeRevisionWith(both), treeRevision(bothRows));
+
+    // A committed change of a stored file's digest alone (written into the kept encoding in place).
+    here.applyBatch([update('a/b/c.py', 'in place')], [], []);
+    assert.equal(here.computeTreeRevision(), fromTable(file));
+    here.applyBatch([update('a.py', 'again'), update('b.py', 'and again')], [], []);
+    assert.equal(here.computeTreeRevision(), fromTable(file));
   } finally {
     here.close();
     there.close();
