@@ -603,7 +603,7 @@ export class Store {
     });
     // IMMEDIATE (a savepoint inside the indexer's transaction): see Indexer.transaction.
     run.immediate();
-    this.tree?.rows.apply(updates, deletions);
+    if (this.tree && !this.tree.rows.apply(updates, deletions)) this.tree = null;
   }
 
   private dropSymbols(blob: number): void {

@@ -40,8 +40,16 @@ export class TreeRows {
     return h.digest();
   }
 
-  /** Brings the rows to what a committed batch wrote: its deletions, then its updates. */
-  apply(updates: ReadonlyArray<{ path: string; sha256: string }>, deletions: readonly string[]): void {
+  /**
+   * Brings the rows to what a committed batch wrote (its deletions, then its updates), or says
+   * they should be read again (false): a batch adding or removing more than SPLICES_MAX files (a
+   * build, a branch switch) would move the path list once per file.
+   */
+  apply(updates: ReadonlyArray<{ path: string; sha256: string }>, deletions: readonly string[]): boolean {
+    let splices = 0;
+    for (const path of deletions) if (this.digests.has(path)) splices++;
+    for (const u of updates) if (!this.digests.has(u.path)) splices++;
+    if (splices > SPLICES_MAX) return false;
     for (const path of deletions) {
       if (!this.digests.delete(path)) continue;
       this.paths.splice(this.index(path), 1);
@@ -60,6 +68,7 @@ export class TreeRows {
       }
       this.digests.set(u.path, u.sha256);
     }
+    return true;
   }
 
   /** Where `path` is, or would be, among the paths. */
@@ -98,3 +107,5 @@ export class TreeRows {
 }
 
 const DIGEST_HEX = /^[0-9a-f]{64}$/;
+/** Files a batch may add or remove and the rows still be brought up to date in place (see `apply`). */
+const SPLICES_MAX = 64;

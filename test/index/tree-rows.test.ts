@@ -90,6 +90,12 @@ test("a store's kept digests follow its own batches, another connection's commit
     assert.equal(here.computeTreeRevision(), fromTable(file));
     here.applyBatch([update('a.py', 'again'), update('b.py', 'and again')], [], []);
     assert.equal(here.computeTreeRevision(), fromTable(file));
+    // A batch adding or removing many files (a build, a branch switch) has them read again.
+    const many = Array.from({ length: 200 }, (_, i) => update(`many/${i}.py`, `m${i}`));
+    here.applyBatch(many, [], ['a.py']);
+    assert.equal(here.computeTreeRevision(), fromTable(file));
+    here.applyBatch([update('many/7.py', 'changed')], [], many.slice(100).map((u) => u.path));
+    assert.equal(here.computeTreeRevision(), fromTable(file));
   } finally {
     here.close();
     there.close();
