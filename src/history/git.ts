@@ -6,7 +6,7 @@ import { RiftError, limitExceeded } from '../core/errors.ts';
 import { GIT_OUTPUT_BYTES_MAX, REVISION_TREE_ENTRIES_MAX } from '../core/limits.ts';
 import { CommitGraph } from './commit-graph.ts';
 import type { Feed } from './feed.ts';
-import { SpooledCatFile, SpoolUnavailable } from './spool.ts';
+import { batchHeader, SpooledCatFile, SpoolUnavailable, type BatchObject } from './spool.ts';
 
 // Git access through the git CLI only: one long-lived `cat-file --batch-check` per repository
 // resolves revisions (it reads refs afresh on every request, loose or packed, in a worktree or
@@ -60,14 +60,8 @@ export interface LogEntry {
 
 export type Resolution = { ok: true; commit: string } | { ok: false; kind: string | null };
 
-interface GitObject {
-  oid: string;
-  type: string;
-  bytes: Buffer;
-}
-
 interface Pending {
-  resolve: (value: GitObject | null) => void;
+  resolve: (value: BatchObject | null) => void;
   reject: (e: Error) => void;
   pool?: BufferPool;
 }
@@ -136,7 +130,7 @@ class CatFile {
   ) {}
 
   /** `pool`, when given, provides the buffer the object's bytes are read into. */
-  request(name: string, pool?: BufferPool): Promise<GitObject | null> {
+  request(name: string, pool?: BufferPool): Promise<BatchObject | null> {
     const proc = this.process();
     return new Promise((resolve, reject) => {
       this.queue.push({ resolve, reject, pool });
@@ -192,14 +186,14 @@ class CatFile {
       at = nl + 1;
       const header = (this.head.length === 1 ? this.head[0] : Buffer.concat(this.head)).toString('latin1');
       this.head = [];
-      const parts = header.split(' ');
-      if (parts.length !== 3) {
+      const head = batchHeader(header);
+      if (head === null) {
         this.queue.shift()?.resolve(null);
         continue;
       }
-      const size = Number(parts[2]);
-      if (this.mode === '--batch-check') this.queue.shift()?.resolve({ oid: parts[0], type: parts[1], bytes: Buffer.alloc(0) });
-      else this.body = { oid: parts[0], type: parts[1], bytes: this.queue[0]?.pool?.take(size + 1) ?? Buffer.allocUnsafe(size + 1), filled: 0 };
+      const { oid, type, size } = head;
+      if (this.mode === '--batch-check') this.queue.shift()?.resolve({ oid, type, bytes: Buffer.alloc(0) });
+      else this.body = { oid, type, bytes: this.queue[0]?.pool?.take(size + 1) ?? Buffer.allocUnsafe(size + 1), filled: 0 };
     }
   }
 
@@ -268,7 +262,7 @@ export class Repository {
    * One object through the long-lived batch process, named by id or by any revision expression
    * git resolves; null when missing (or ambiguous).
    */
-  object(name: string): Promise<GitObject | null> {
+  object(name: string): Promise<BatchObject | null> {
     return this.objects.request(name);
   }
 

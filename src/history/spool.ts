@@ -24,10 +24,17 @@ const POLL_MS = 1;
 /** Looks at the file on the next turn of the event loop before waiting POLL_MS. */
 const SPINS = 8;
 
+/** A `cat-file --batch` answer's header line: `<oid> <type> <size>`, or null for `<name> missing` (or ambiguous). */
+export function batchHeader(line: string): { oid: string; type: string; size: number } | null {
+  const parts = line.split(' ');
+  return parts.length === 3 ? { oid: parts[0], type: parts[1], size: Number(parts[2]) } : null;
+}
+
 /** No spool file could be made (the temporary folder is missing, full or unwritable): read through a pipe instead. */
 export class SpoolUnavailable extends Error {}
 
-export interface SpooledObject {
+/** An object as `cat-file --batch` answers it. */
+export interface BatchObject {
   oid: string;
   type: string;
   bytes: Buffer;
@@ -37,7 +44,7 @@ interface Request {
   name: string;
   /** Where the object's bytes go: a buffer of exactly `size` bytes. */
   buffer: (size: number) => Buffer;
-  resolve: (value: SpooledObject | null) => void;
+  resolve: (value: BatchObject | null) => void;
   reject: (e: Error) => void;
 }
 
@@ -89,7 +96,7 @@ export class SpooledCatFile {
   }
 
   /** The object `name` names (its bytes in a buffer `buffer(size)` gives), or null when missing. */
-  request(name: string, buffer: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size)): Promise<SpooledObject | null> {
+  request(name: string, buffer: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size)): Promise<BatchObject | null> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ name, buffer, resolve, reject });
       this.send();
@@ -206,7 +213,7 @@ export class SpooledCatFile {
   }
 
   /** One answer: `<oid> <type> <size>\n<bytes>\n`, or `<name> missing\n` (null). */
-  private async answer(s: Spool, r: Request): Promise<SpooledObject | null> {
+  private async answer(s: Spool, r: Request): Promise<BatchObject | null> {
     let line = -1;
     let got = 0;
     for (let spins = 0; ; spins++) {
@@ -216,10 +223,10 @@ export class SpooledCatFile {
       if (got === this.header.length) throw this.failure('an answer header past 512 bytes');
       await this.wait(s, spins, s.at + got + 1);
     }
-    const parts = this.header.toString('latin1', 0, line).split(' ');
+    const head = batchHeader(this.header.toString('latin1', 0, line));
     s.at += line + 1;
-    if (parts.length !== 3) return null;
-    const size = Number(parts[2]);
+    if (head === null) return null;
+    const size = head.size;
     const bytes = r.buffer(size);
     let filled = 0;
     for (let spins = 0; filled < size; spins++) {
@@ -228,7 +235,7 @@ export class SpooledCatFile {
       if (filled < size && n === 0) await this.wait(s, spins, s.at + size);
     }
     s.at += size + 1; // and the closing newline
-    return { oid: parts[0], type: parts[1], bytes };
+    return { oid: head.oid, type: head.type, bytes };
   }
 
   /**

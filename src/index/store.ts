@@ -511,7 +511,7 @@ export class Store {
    * has them read again.
    */
   private treeRows(): TreeRows {
-    const version = this.stmts.dataVersion.get() as number;
+    const version = this.dataVersion();
     if (this.tree?.version === version) return this.tree.rows;
     const rows = this.stmts.revisionRowsRaw.all() as Array<[string, string]>;
     this.tree = { version, rows: new TreeRows(rows.map((r) => r[0]), new Map(rows)) };
@@ -519,6 +519,11 @@ export class Store {
   }
 
   private tree: { version: number; rows: TreeRows } | null = null;
+
+  /** SQLite's `data_version`: changes when another connection commits (this one's writes leave it as it was). */
+  private dataVersion(): number {
+    return this.stmts.dataVersion.get() as number;
+  }
 
   /**
    * Bulk mode for a cold build: full-text segments are not merged while batches land (one
@@ -874,6 +879,7 @@ export class Store {
       exec: (sql) => void this.db.exec(sql),
       transaction: (work) => this.transaction(work),
       onRollback: (listener) => void this.rollbackListeners.add(listener),
+      dataVersion: () => this.dataVersion(),
     };
   }
 
@@ -951,6 +957,8 @@ export interface Tables {
   transaction(work: () => void): void;
   /** Calls `listener` whenever such a transaction rolls back. */
   onRollback(listener: () => void): void;
+  /** SQLite's `data_version`: changes when another connection commits (this one's writes leave it as it was). */
+  dataVersion(): number;
 }
 
 /** The indexed bytes of a path, for a store whose files are not the workspace's. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { CommitGraph } from '../../src/history/commit-graph.ts';
 import { Repository, type LogEntry } from '../../src/history/git.ts';
 import { gitEnv, gitFixture } from '../helpers/git.ts';
-import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // rift keeps a commit-graph with changed-path filters in its own state folder (`.rift/git`) and
 // hands it to `git log` as an alternate object directory (src/history/commit-graph.ts): the
@@ -51,7 +51,7 @@ test('a history log writes a commit graph into .rift/git (not the repository); l
 
   // The log started the write; a graph written for the same commit is not written again.
   const graph = new CommitGraph(root, gitEnv);
-  for (let i = 0; i < 400 && !existsSync(join(graphDir, 'info', 'rift-graph-head')); i++) await new Promise((r) => setTimeout(r, 50));
+  await eventually(() => (existsSync(join(graphDir, 'info', 'rift-graph-head')) ? true : undefined), 20_000);
   assert.equal(readFileSync(join(graphDir, 'info', 'rift-graph-head'), 'utf8').trim(), head);
   assert.ok(readdirSync(join(graphDir, 'info', 'commit-graphs')).some((f) => f.endsWith('.graph')));
   assert.equal(await graph.refresh(head), false, 'up to date: nothing written');

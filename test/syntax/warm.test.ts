@@ -4,7 +4,7 @@ import { addLogSink, type LogEvent } from '../../src/core/log.ts';
 import { Engine } from '../../src/services/engine.ts';
 import { initSyntax, LANGUAGE_IDS, withTree } from '../../src/syntax/runtime.ts';
 import { warmParser, warmSample } from '../../src/syntax/warm.ts';
-import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // A serving engine's idle parse workers warm their parsers on samples of the languages the tree
 // holds most (src/syntax/warm.ts), a parse per turn, and stop at the first real request.
@@ -45,7 +45,7 @@ describe('parser warm-up', () => {
       try {
         const workers = engine.indexer.workers()!;
         await workers.ready();
-        for (let i = 0; i < 600 && warmed.length < workers.size; i++) await new Promise((r) => setTimeout(r, 50));
+        await eventually(() => (warmed.length >= workers.size ? true : undefined), 30_000);
         assert.equal(warmed.length, workers.size, 'each worker reports its warm-up');
         for (const e of warmed) assert.ok(Number(e.fields.parses) > 0, 'and parsed samples');
       } finally {

@@ -320,8 +320,6 @@ export class GraphStore {
            AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE dst = ?)`,
       ),
       anyFile: db.prepare(`SELECT 1 AS x FROM graph_files LIMIT 1`),
-      // Changes when another connection commits (this one's own writes leave it as it was).
-      dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
       indexPresent: db.prepare(`SELECT 1 AS x FROM sqlite_master WHERE type = 'index' AND name = ?`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`),
@@ -339,7 +337,7 @@ export class GraphStore {
    * ~80 ms a read at 32 stdlib copies). Callers must not change it.
    */
   recorded(): ReadonlyMap<string, RecordedFile> {
-    const at = `${this.fileWrites}:${this.stmts.dataVersion.get() as number}`;
+    const at = `${this.fileWrites}:${this.db.dataVersion()}`;
     if (this.recordedFiles?.at === at) return this.recordedFiles.files;
     const files = new Map<string, RecordedFile>();
     for (const r of this.stmts.files.all() as Array<{ id: number; path: string; language: string; sha256: string }>) {
