@@ -122,7 +122,10 @@ export class SpooledCatFile {
   close(error: Error = this.failure('closed')): void {
     const s = this.spool;
     this.spool = null;
-    if (s) this.end(s);
+    if (s) {
+      s.requests.end();
+      closeSync(s.fd);
+    }
     for (const r of this.inFlight.splice(0)) r.reject(error);
   }
 
@@ -174,15 +177,6 @@ export class SpooledCatFile {
     proc.unref();
     this.spool = s;
     return s;
-  }
-
-  private end(s: Spool): void {
-    s.requests.end();
-    try {
-      closeSync(s.fd);
-    } catch {
-      // closed already
-    }
   }
 
   /** Answers the requests in flight in order, from the file, as git writes it. */
