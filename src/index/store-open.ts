@@ -17,7 +17,7 @@ const COMPANIONS = ['-wal', '-shm'];
 
 const SQLITE_DAMAGE = /^SQLITE_(CORRUPT|NOTADB|CANTOPEN|READONLY|IOERR_SHORT_READ)/;
 /** A schema that does not match what the prepared statements expect. */
-const SCHEMA_MISMATCH = /^(no such (table|column)|table \S+ has \d+ columns)/;
+const SCHEMA_MISMATCH = /^(no such (table|column)|table \S+ has (\d+ columns|no column named))/;
 
 /** Whether SQLite found the file itself corrupt (as opposed to a table missing or a busy lock). */
 export function isCorruption(err: unknown): boolean {

@@ -22,7 +22,7 @@ import { TreeRows } from './tree-rows.ts';
 // signatures; 6: text keys on symbols and chunks; 7: no stored contents, parse results by blob,
 // declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key;
 // 9: why a claimed file is unparsed).
-const SCHEMA_VERSION = '10';
+const SCHEMA_VERSION = '11';
 
 /** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -39,11 +39,56 @@ export const CHUNK_JOINS = `JOIN files f ON f.blob_id = c.blob_id JOIN blobs b O
 /** The columns of a StoredFile (`files f JOIN blobs b`). */
 const FILE_COLUMNS = `f.id, f.path, b.sha256, f.size, f.mtime_ms AS mtimeMs, b.language, b.parsed, b.lines, b.unparsed`;
 
-const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'docs_fts', 'symbols_trigram'] as const;
+const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'docs_fts', 'names_trigram'] as const;
 
 /** Ids of declarations whose name or qualified name equals `@lower` (`@key`: its nameKey). */
 export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
   UNION SELECT id FROM symbols WHERE qname_key = @key AND qname_lower = @lower`;
+
+/**
+ * What keeps \`names\` counting the declarations: every insert, delete and rename of a symbol row
+ * moves its name's count, and a name counted down to zero goes. A cold build drops them and
+ * counts every name once at its end (Store.beginBulk, Store.countNames).
+ */
+const NAME_TRIGGERS = `
+  CREATE TRIGGER IF NOT EXISTS names_symbol_insert AFTER INSERT ON symbols BEGIN
+    INSERT INTO names(qname, name, qname_lower, name_lower, n) VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1)
+      ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER IF NOT EXISTS names_symbol_delete AFTER DELETE ON symbols BEGIN
+    UPDATE names SET n = n - 1 WHERE qname = old.qname AND name = old.name;
+    DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;
+  END;
+  CREATE TRIGGER IF NOT EXISTS names_symbol_rename AFTER UPDATE OF qname, name ON symbols
+    WHEN old.qname IS NOT new.qname OR old.name IS NOT new.name BEGIN
+    UPDATE names SET n = n - 1 WHERE qname = old.qname AND name = old.name;
+    DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;
+    INSERT INTO names(qname, name, qname_lower, name_lower, n) VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1)
+      ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;
+  END;`;
+const NAME_TRIGGER_NAMES = ['names_symbol_insert', 'names_symbol_delete', 'names_symbol_rename'];
+/** 1 when every trigger of NAME_TRIGGERS is in place. */
+const NAMES_COUNTED = `SELECT count(*) = ${NAME_TRIGGER_NAMES.length} FROM sqlite_master WHERE type = 'trigger' AND name IN (${NAME_TRIGGER_NAMES.map((t) => `'${t}'`).join(', ')})`;
+/** get_symbol's rank of a \`names\` row for the query (\`@query\`, \`@lower\`, \`@len\`). */
+const NAME_RANK = `CASE WHEN qname = @query THEN 0 WHEN name = @query THEN 1
+  WHEN qname_lower = @lower OR name_lower = @lower THEN 2 WHEN substr(qname_lower, -@len) = @lower THEN 3 ELSE 4 END`;
+/** A name ranked above "other substring": ranks 0-2 are equalities that imply this, 3 is the suffix. */
+const NAME_HEAD = `(name_lower = @lower OR substr(qname_lower, -@len) = @lower)`;
+/** Matched names up to this many are ranked and sorted whole; more are split into head and tail. */
+const NAMES_SORTED_MAX = 4096;
+/** A query whose sampled trigrams are each in more names than this scans the names instead. */
+const TRIGRAM_SCAN_NAMES = 8192;
+/** A name a page draws from: its declarations' count and the count of every declaration up to its end. */
+type PageName = { qname: string; name: string; qname_lower: string; n: number; upto: number; total?: number };
+
+/** The names `where` selects in page order, from the first whose declarations reach past `@offset`, with their total. */
+function rankedNames(where: string): string {
+  return `SELECT qname, name, qname_lower, n, upto, total FROM (
+      SELECT qname, name, qname_lower, n, sum(n) OVER (ORDER BY rank, qname, name ROWS UNBOUNDED PRECEDING) AS upto,
+             sum(n) OVER () AS total
+      FROM (SELECT qname, name, qname_lower, n, ${NAME_RANK} AS rank FROM names ${where}))
+    WHERE upto > @offset LIMIT @limit`;
+}
 
 
 /** FTS5's default `automerge`, restored after a bulk build. */
@@ -221,14 +266,20 @@ export class Store {
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = ['files', 'blobs', 'symbols', 'symbols_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
+    const tables = ['files', 'blobs', 'symbols', 'names', 'names_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
     // A current schema with every table is kept; anything else is rebuilt from the tree.
-    if (row && row.value === SCHEMA_VERSION && present.n === tables.length) return;
+    if (row && row.value === SCHEMA_VERSION && present.n === tables.length) {
+      // A process that ended inside a cold build left the names uncounted.
+      if (!Store.namesCounted(db)) Store.countNames(db);
+      return;
+    }
     db.exec(`
       DROP TABLE IF EXISTS symbols_trigram;
+      DROP TABLE IF EXISTS names_trigram;
+      DROP TABLE IF EXISTS names;
       DROP TABLE IF EXISTS symbols_fts;
       DROP TABLE IF EXISTS docs_fts;
       DROP TABLE IF EXISTS chunks_fts;
@@ -281,11 +332,31 @@ export class Store {
       );
       CREATE INDEX symbols_blob ON symbols(blob_id);
       CREATE INDEX symbols_name_lower ON symbols(name_lower);
-      CREATE INDEX symbols_qname_key ON symbols(qname_key);
-      -- Substring lookup of qualified names; the names themselves are read from \`symbols\`. Positions (detail full) let short patterns match without a recheck
-      -- of every candidate.
-      CREATE VIRTUAL TABLE symbols_trigram USING fts5(qname_lower, content = 'symbols', content_rowid = 'id',
+      -- With each row's blob and start: a name's declarations are ordered by path from the index alone.
+      CREATE INDEX symbols_qname_key ON symbols(qname_key, blob_id, span_start);
+      -- Every distinct (qualified name, short name) pair with the number of declarations carrying it,
+      -- kept by triggers (NAME_TRIGGERS) in the same statement as the symbols themselves. get_symbol matches and ranks
+      -- names, not declarations: a name declared in many places (\`__init__\`, or every copy of a
+      -- vendored tree) is one row, so a match's total and its page cost what the vocabulary costs.
+      CREATE TABLE names (
+        id INTEGER PRIMARY KEY,
+        qname TEXT NOT NULL,
+        name TEXT NOT NULL,
+        qname_lower TEXT NOT NULL,
+        name_lower TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        UNIQUE (qname, name)
+      );
+      -- Substring lookup of qualified names; the names themselves are read from \`names\`. Positions
+      -- (detail full) let short patterns match without a recheck of every candidate.
+      CREATE VIRTUAL TABLE names_trigram USING fts5(qname_lower, content = 'names', content_rowid = 'id',
         tokenize = 'trigram', detail = 'full', columnsize = 0);
+      CREATE TRIGGER names_trigram_insert AFTER INSERT ON names BEGIN
+        INSERT INTO names_trigram(rowid, qname_lower) VALUES (new.id, new.qname_lower);
+      END;
+      CREATE TRIGGER names_trigram_delete AFTER DELETE ON names BEGIN
+        INSERT INTO names_trigram(names_trigram, rowid, qname_lower) VALUES ('delete', old.id, old.qname_lower);
+      END;
       -- The file's text, once: a chunk owned by a declaration (symbol_id) is that declaration's own text.
       CREATE TABLE chunks (
         id INTEGER PRIMARY KEY,
@@ -304,6 +375,7 @@ export class Store {
       -- of its own, so its length and word rarity are measured among docs alone. Undocumented declarations have no row.
       CREATE VIRTUAL TABLE docs_fts USING fts5(doc, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
     `);
+    db.exec(NAME_TRIGGERS);
     db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)`).run(SCHEMA_VERSION);
   }
 
@@ -328,9 +400,8 @@ export class Store {
       touchFile: db.prepare(`UPDATE files SET mtime_ms = ?, size = ? WHERE path = ?`),
       deleteFile: db.prepare(`DELETE FROM files WHERE id = ?`),
       // A declaration's full-text input is its qualified name, so that is its key.
-      symbolsOfBlob: db.prepare(`SELECT id, qname_lower AS qlower, qname AS key FROM symbols WHERE blob_id = ?`),
+      symbolsOfBlob: db.prepare(`SELECT id, qname AS key FROM symbols WHERE blob_id = ?`),
       deleteSymbols: db.prepare(`DELETE FROM symbols WHERE blob_id = ?`),
-      deleteTrigram: db.prepare(`INSERT INTO symbols_trigram(symbols_trigram, rowid, qname_lower) VALUES ('delete', ?, ?)`),
       deleteSymbol: db.prepare(`DELETE FROM symbols WHERE id = ?`),
       updateSymbol: db.prepare(
         `UPDATE symbols SET name = ?, qname = ?, qname_lower = ?, name_lower = ?, kind = ?, node_kind = ?, facets = ?,
@@ -342,7 +413,6 @@ export class Store {
            span_start, span_end, item_start, item_end, line, qname_key, blob_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      insertTrigram: db.prepare(`INSERT INTO symbols_trigram(rowid, qname_lower) VALUES (?, ?)`),
       insertSymbolText: db.prepare(`INSERT INTO symbols_fts(rowid, name) VALUES (?, ?)`),
       deleteSymbolText: db.prepare(`DELETE FROM symbols_fts WHERE rowid = ?`),
       insertDocText: db.prepare(`INSERT INTO docs_fts(rowid, doc) VALUES (?, ?)`),
@@ -536,11 +606,14 @@ export class Store {
   beginBulk(empty: boolean): void {
     this.mergeAtEnd = empty;
     if (empty) for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
+    // Names are counted once at the end, not per declaration (a tenth of a cold build's CPU).
+    if (empty) for (const t of NAME_TRIGGER_NAMES) this.db.exec(`DROP TRIGGER IF EXISTS ${t}`);
     this.db.pragma('synchronous = OFF');
     this.db.pragma(`wal_autocheckpoint = ${BULK_CHECKPOINT_PAGES}`);
   }
 
   endBulk(): void {
+    if (!Store.namesCounted(this.db)) Store.countNames(this.db);
     if (this.mergeAtEnd) {
       for (const t of FTS_TABLES) {
         this.db.exec(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
@@ -612,8 +685,7 @@ export class Store {
   }
 
   private dropSymbols(blob: number): void {
-    for (const r of this.stmts.symbolsOfBlob.all(blob) as { id: number; qlower: string }[]) {
-      this.stmts.deleteTrigram.run(r.id, r.qlower);
+    for (const r of this.stmts.symbolsOfBlob.all(blob) as KeyedRow[]) {
       this.stmts.deleteSymbolText.run(r.id);
       this.stmts.deleteDocText.run(r.id);
     }
@@ -633,8 +705,7 @@ export class Store {
    */
   private replaceDeclarations(blob: number, symbols: readonly SymbolInput[], text: TextInput | null): number[] {
     const s = this.stmts;
-    const old = s.symbolsOfBlob.all(blob) as Array<KeyedRow & { qlower: string }>;
-    const reusable = keyedRows(old);
+    const reusable = keyedRows(s.symbolsOfBlob.all(blob) as KeyedRow[]);
     const ids: number[] = [];
     for (const [i, row] of symbols.entries()) {
       const kept = reusable.get(row[1])?.shift();
@@ -648,15 +719,12 @@ export class Store {
       }
       const id = Number(s.insertSymbol.run(...row, blob).lastInsertRowid);
       ids.push(id);
-      s.insertTrigram.run(id, row[2]);
       if (text) s.insertSymbolText.run(id, text.names[i]);
       if (text && text.docs[i] !== '') s.insertDocText.run(id, text.docs[i]);
     }
     if (reusable.size > 0) {
-      const lower = new Map(old.map((r) => [r.id, r.qlower]));
       for (const list of reusable.values()) {
         for (const id of list) {
-          s.deleteTrigram.run(id, lower.get(id)!);
           s.deleteSymbolText.run(id);
           s.deleteDocText.run(id);
           s.deleteSymbol.run(id);
@@ -735,23 +803,32 @@ export class Store {
   /**
    * Declarations whose qualified name contains the query (case-insensitive), ranked:
    * exact qualified name, exact short name, case-insensitive equality, qualified-name
-   * suffix, other substring; ties by qualified name, path, span start, id.
+   * suffix, other substring; ties by qualified name, short name, path, span start, id.
    */
   findSymbols(q: SymbolQuery): { total: number; rows: SymbolRow[] } {
+    // Asked per query: another process's cold build may have dropped the triggers since.
+    if (!this.cached('names.counted', NAMES_COUNTED).pluck().get()) return this.scanSymbols(q);
     const lower = q.query.toLowerCase();
-    // The trigram index answers substring matches of three or more characters; shorter
-    // queries scan, which is still bounded by the symbol count.
-    const mode = [...lower].length < 3 ? 'scan' : /^[\x20-\x7e]+$/.test(lower) ? 'phrase' : 'glob';
-    // A phrase of the query's trigrams, each at the next position, is exactly a substring of
-    // the lowercased qualified name, answered from the index alone: for printable ASCII the
-    // tokenizer's case folding is the identity on names lowercased already. Other queries go
-    // through GLOB (case-sensitive over the lowercased names, its metacharacters escaped as
-    // one-character classes), which SQLite checks again on every candidate's name — a read of
-    // each candidate row, 30-200 times the phrase's cost for a common word on four stdlibs.
-    const candidates = {
-      phrase: `SELECT rowid AS id FROM symbols_trigram WHERE symbols_trigram MATCH @phrase`,
-      glob: `SELECT rowid AS id FROM symbols_trigram WHERE qname_lower GLOB @glob`,
-      scan: `SELECT id FROM symbols WHERE instr(qname_lower, @lower) > 0`,
+    // Names are matched and ranked first (\`names\`: each distinct name once, with its count),
+    // then the page's declarations are read name by name. How many names may match is
+    // estimated from the trigram index (its first, middle and last trigrams' name counts; a
+    // query under three characters may match every name).
+    const chars = [...lower];
+    const estimate = chars.length < 3 ? Infinity : this.trigramNames(chars);
+    // The trigram index answers substring matches of three or more characters, unless every
+    // sampled trigram is common: matching most names, a phrase reads long position lists where
+    // a scan reads one small index. A phrase of the query's trigrams, each at the next position,
+    // is exactly a substring of the lowercased qualified name, answered from the index alone:
+    // for printable ASCII the tokenizer's case folding is the identity on names lowercased
+    // already. Other queries go through GLOB (case-sensitive over the lowercased names, its
+    // metacharacters escaped as one-character classes), which SQLite checks again on every
+    // candidate's name. (A qualified name ends with its short name, so an equal short name is
+    // a substring too.)
+    const mode = estimate > TRIGRAM_SCAN_NAMES ? 'scan' : /^[\x20-\x7e]+$/.test(lower) ? 'phrase' : 'glob';
+    const matched = {
+      phrase: `id IN (SELECT rowid FROM names_trigram WHERE names_trigram MATCH @phrase)`,
+      glob: `id IN (SELECT rowid FROM names_trigram WHERE qname_lower GLOB @glob)`,
+      scan: `instr(qname_lower, @lower) > 0`,
     }[mode];
     const params = {
       phrase: `"${lower.replaceAll('"', '""')}"`,
@@ -759,42 +836,116 @@ export class Store {
       lower,
       query: q.query,
       len: lower.length,
+      offset: q.offset,
+      limit: q.limit,
     };
-    // Most names are looked up exactly: when the page lies inside the exact matches
-    // (ranks 0–2), it is read through the name indexes and only the total needs the scan.
-    const key = nameKey(lower);
-    const exact = this.cached('exactCount', `SELECT count(*) AS n FROM (${EXACT_NAME_IDS})`).get({ lower, key }) as { n: number };
-    if (q.offset + q.limit <= exact.n) {
-      const rows = this.cached(
-        'exactPage',
-        `SELECT ${SYMBOL_COLUMNS},
-                CASE WHEN s.qname = @query THEN 0 WHEN s.name = @query THEN 1 ELSE 2 END AS rank
-         FROM ${SYMBOL_FROM}
-         WHERE s.id IN (${EXACT_NAME_IDS})
-         ORDER BY rank, s.qname, f.path, s.span_start, s.id
-         LIMIT @limit OFFSET @offset`,
-      ).all({ lower, key, query: q.query, limit: q.limit, offset: q.offset }) as SymbolRow[];
-      const total = this.cached(`count:${mode}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
-      return { total: total.n, rows };
+    // The names the page draws from, in page order, each with the count of declarations up to
+    // its end. A few names are ranked and sorted whole, the total counted in the same pass.
+    const pageNames: PageName[] = [];
+    let total: number;
+    if (estimate <= NAMES_SORTED_MAX) {
+      pageNames.push(...(this.cached(`names.sorted:${mode}`, rankedNames(`WHERE ${matched}`)).all(params) as PageName[]));
+      total =
+        pageNames[0]?.total ??
+        // Nothing on this page: the total alone (zero, or a page past the end).
+        (this.cached(`names.count:${mode}`, `SELECT coalesce(sum(n), 0) AS n FROM names WHERE ${matched}`).pluck().get(params) as number);
+    } else {
+      // Many are split: the ranked head (exact names and suffixes) sorted, the rest read in name
+      // order through the table's unique index, stopping at the page's end.
+      const stats = this.cached(
+        `names.stats:${mode}`,
+        `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${matched}`,
+      ).get(params) as { total: number; head: number };
+      total = stats.total;
+      if (q.offset < stats.head) {
+        pageNames.push(...(this.cached(`names.head:${mode}`, rankedNames(`WHERE ${matched} AND ${NAME_HEAD}`)).all(params) as PageName[]));
+      }
+      if (q.offset + q.limit > stats.head && q.offset < total) {
+        const tail = this.cached(
+          'names.tail',
+          `SELECT qname, name, qname_lower, n, upto + @head AS upto FROM (
+             SELECT qname, name, qname_lower, n, sum(n) OVER (ORDER BY qname, name ROWS UNBOUNDED PRECEDING) AS upto
+             FROM names WHERE instr(qname_lower, @lower) > 0 AND NOT ${NAME_HEAD} ORDER BY qname, name)
+           WHERE upto + @head > @offset LIMIT @limit`,
+        ).all({ ...params, head: stats.head }) as PageName[];
+        pageNames.push(...tail);
+      }
     }
-    // One pass: candidates, rank, order and the total (a window count) together.
+    // Each name's declarations by path: the page's ids first, then their rows. The ids come
+    // from the qualified-name key's index alone (it holds each row's file and start) when
+    // every row under the key carries this name; otherwise, as when \`Parse\` and \`parse\`
+    // share a key, each row's names are read to tell them apart.
+    const declarations = (by: string) =>
+      `SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE s.id IN (
+         SELECT d.id FROM symbols d JOIN files df ON df.blob_id = d.blob_id
+         WHERE ${by} ORDER BY df.path, d.span_start, d.id LIMIT @limit OFFSET @skip)
+       ORDER BY f.path, s.span_start, s.id`;
+    const underKey = this.cached('names.underKey', `SELECT count(*) FROM symbols WHERE qname_key = ?`).pluck();
+    const rows: SymbolRow[] = [];
+    let skip = pageNames.length > 0 ? q.offset - (pageNames[0].upto - pageNames[0].n) : 0;
+    for (const n of pageNames) {
+      if (rows.length >= q.limit) break;
+      const key = nameKey(n.qname_lower);
+      const alone = underKey.get(key) === n.n;
+      const page = alone
+        ? this.cached('names.declarationsByKey', declarations('d.qname_key = @key'))
+        : this.cached('names.declarationsByName', declarations('d.qname_key = @key AND d.qname = @qname AND d.name = @name'));
+      rows.push(...(page.all({ key, qname: n.qname, name: n.name, limit: q.limit - rows.length, skip }) as SymbolRow[]));
+      skip = 0;
+    }
+    return { total, rows };
+  }
+
+  /**
+   * findSymbols while the names are not counted (a cold build storing its batches, one killed
+   * before its end): the same order over the declarations themselves, every one of them read.
+   */
+  private scanSymbols(q: SymbolQuery): { total: number; rows: SymbolRow[] } {
+    const lower = q.query.toLowerCase();
+    const params = { lower, query: q.query, len: lower.length, offset: q.offset, limit: q.limit };
     const rows = this.cached(
-      `page:${mode}`,
-      `SELECT ${SYMBOL_COLUMNS},
-              CASE WHEN s.qname = @query THEN 0
-                   WHEN s.name = @query THEN 1
-                   WHEN s.qname_lower = @lower OR s.name_lower = @lower THEN 2
-                   WHEN substr(s.qname_lower, -@len) = @lower THEN 3
-                   ELSE 4 END AS rank,
-              count(*) OVER () AS total
-       FROM (${candidates}) c JOIN symbols s ON s.id = c.id ${SYMBOL_JOINS}
-       ORDER BY rank, s.qname, f.path, s.span_start, s.id
-       LIMIT @limit OFFSET @offset`,
-    ).all({ ...params, limit: q.limit, offset: q.offset }) as Array<SymbolRow & { total: number }>;
-    if (rows.length > 0) return { total: rows[0].total, rows };
-    // A page past the end still reports the true total.
-    const count = this.cached(`count:${mode}`, `SELECT count(*) AS n FROM (${candidates})`).get(params) as { n: number };
-    return { total: count.n, rows: [] };
+      'symbols.scan',
+      `SELECT ${SYMBOL_COLUMNS}, count(*) OVER () AS total FROM ${SYMBOL_FROM}
+       WHERE instr(s.qname_lower, @lower) > 0
+       ORDER BY ${NAME_RANK}, s.qname, s.name, f.path, s.span_start, s.id LIMIT @limit OFFSET @offset`,
+    ).all(params) as Array<SymbolRow & { total: number }>;
+    const total =
+      rows[0]?.total ?? (this.cached('symbols.scanCount', `SELECT count(*) FROM symbols WHERE instr(qname_lower, @lower) > 0`).pluck().get(params) as number);
+    return { total, rows };
+  }
+
+  /** Whether \`names\` counts the declarations (not while a cold build, in any process, defers it). */
+  private static namesCounted(db: Database.Database): boolean {
+    return db.prepare(NAMES_COUNTED).pluck().get() === 1;
+  }
+
+  /**
+   * Counts every name from the declarations and restores the triggers that keep the count: at
+   * the end of a cold build, and at the next open after one was killed. Idempotent, and whole
+   * in one transaction, so another process's build meanwhile only goes on counting per row.
+   */
+  private static countNames(db: Database.Database): void {
+    db.transaction(() => {
+      db.exec(`DELETE FROM names`);
+      db.exec(`INSERT INTO names(qname, name, qname_lower, name_lower, n)
+        SELECT qname, name, qname_lower, name_lower, count(*) FROM symbols GROUP BY qname, name ORDER BY qname, name`);
+      db.exec(NAME_TRIGGERS);
+    }).immediate();
+  }
+
+  /**
+   * At most how many names hold the query's characters as a substring, from its middle, last
+   * and first trigrams: the fewest names any of them occurs in (an upper bound). A count is read from the trigram's own list, so the
+   * reads stop at the first trigram rare enough to rank its names whole.
+   */
+  private trigramNames(chars: readonly string[]): number {
+    const docs = this.cached('names.trigramDocs', `SELECT doc FROM ${this.vocabulary('names_trigram')} WHERE term = ?`).pluck();
+    let fewest = Infinity;
+    for (const at of new Set([(chars.length - 3) >> 1, chars.length - 3, 0])) {
+      fewest = Math.min(fewest, (docs.get(chars.slice(at, at + 3).join('')) as number | undefined) ?? 0);
+      if (fewest <= NAMES_SORTED_MAX) break;
+    }
+    return fewest;
   }
 
   private readonly statementCache = new Map<string, Database.Statement>();
@@ -830,7 +981,7 @@ export class Store {
   }
 
   /** The name of a temporary fts5vocab table over a full-text table (its per-term row counts), created once. */
-  vocabulary(table: 'symbols_fts' | 'chunks_fts' | 'docs_fts'): string {
+  vocabulary(table: 'symbols_fts' | 'chunks_fts' | 'docs_fts' | 'names_trigram'): string {
     const vocab = `temp.rift_${table}_vocab`;
     this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, '${table}', 'row')`);
     return vocab;
