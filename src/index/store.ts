@@ -45,6 +45,8 @@ const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'docs_fts', 'names_trigram'] as
 export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
   UNION SELECT id FROM symbols WHERE qname_key = @key AND qname_lower = @lower`;
 
+/** SQL for the last two characters of a lowercased qualified name, reversed (\`names.rtail\`). */
+const NAME_RTAIL = (column: string) => `substr(${column}, -1, 1) || substr(${column}, -2, 1)`;
 /**
  * What keeps \`names\` counting the declarations: every insert, delete and rename of a symbol row
  * moves its name's count, and a name counted down to zero goes. A cold build drops them and
@@ -52,7 +54,8 @@ export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
  */
 const NAME_TRIGGERS = `
   CREATE TRIGGER IF NOT EXISTS names_symbol_insert AFTER INSERT ON symbols BEGIN
-    INSERT INTO names(qname, name, qname_lower, name_lower, n) VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1)
+    INSERT INTO names(qname, name, qname_lower, name_lower, n, rtail)
+      VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1, ${NAME_RTAIL('new.qname_lower')})
       ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;
   END;
   CREATE TRIGGER IF NOT EXISTS names_symbol_delete AFTER DELETE ON symbols BEGIN
@@ -63,7 +66,8 @@ const NAME_TRIGGERS = `
     WHEN old.qname IS NOT new.qname OR old.name IS NOT new.name BEGIN
     UPDATE names SET n = n - 1 WHERE qname = old.qname AND name = old.name;
     DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;
-    INSERT INTO names(qname, name, qname_lower, name_lower, n) VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1)
+    INSERT INTO names(qname, name, qname_lower, name_lower, n, rtail)
+      VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1, ${NAME_RTAIL('new.qname_lower')})
       ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;
   END;`;
 const NAME_TRIGGER_NAMES = ['names_symbol_insert', 'names_symbol_delete', 'names_symbol_rename'];
@@ -74,18 +78,18 @@ const NAME_RANK = `CASE WHEN qname = @query THEN 0 WHEN name = @query THEN 1
   WHEN qname_lower = @lower OR name_lower = @lower THEN 2 WHEN substr(qname_lower, -@len) = @lower THEN 3 ELSE 4 END`;
 /** A name ranked above "other substring": ranks 0-2 are equalities that imply this, 3 is the suffix. */
 const NAME_HEAD = `(name_lower = @lower OR substr(qname_lower, -@len) = @lower)`;
-/** Matched names up to this many are ranked and sorted whole; more are split into head and tail. */
-const NAMES_SORTED_MAX = 4096;
-/** A query whose sampled trigrams are each in more names than this scans the names instead. */
-const TRIGRAM_SCAN_NAMES = 8192;
+/** Matched names up to this many are ranked and sorted whole; more are scanned, split into head and tail. */
+/** A name holding the query (\`@lower\`) as a substring. */
+const NAME_MATCH = `instr(qname_lower, @lower) > 0`;
+const NAMES_SORTED_MAX = 8192;
 /** A name a page draws from: its declarations' count and the count of every declaration up to its end. */
-type PageName = { qname: string; name: string; qname_lower: string; n: number; upto: number; total?: number };
+type PageName = { qname: string; name: string; qname_lower: string; n: number; upto: number; total?: number; names?: number };
 
-/** The names `where` selects in page order, from the first whose declarations reach past `@offset`, with their total. */
+/** The names `where` selects in page order, from the first whose declarations reach past `@offset`, with their total and count. */
 function rankedNames(where: string): string {
-  return `SELECT qname, name, qname_lower, n, upto, total FROM (
+  return `SELECT qname, name, qname_lower, n, upto, total, names FROM (
       SELECT qname, name, qname_lower, n, sum(n) OVER (ORDER BY rank, qname, name ROWS UNBOUNDED PRECEDING) AS upto,
-             sum(n) OVER () AS total
+             sum(n) OVER () AS total, count(*) OVER () AS names
       FROM (SELECT qname, name, qname_lower, n, ${NAME_RANK} AS rank FROM names ${where}))
     WHERE upto > @offset LIMIT @limit`;
 }
@@ -345,8 +349,13 @@ export class Store {
         qname_lower TEXT NOT NULL,
         name_lower TEXT NOT NULL,
         n INTEGER NOT NULL,
+        -- The lowercased qualified name's last two characters, reversed: a one- or two-character
+        -- suffix is a range of this index (NAME_RTAIL).
+        rtail TEXT NOT NULL,
         UNIQUE (qname, name)
       );
+      CREATE INDEX names_name_lower ON names(name_lower);
+      CREATE INDEX names_rtail ON names(rtail);
       -- Substring lookup of qualified names; the names themselves are read from \`names\`. Positions
       -- (detail full) let short patterns match without a recheck of every candidate.
       CREATE VIRTUAL TABLE names_trigram USING fts5(qname_lower, content = 'names', content_rowid = 'id',
@@ -606,7 +615,7 @@ export class Store {
   beginBulk(empty: boolean): void {
     this.mergeAtEnd = empty;
     if (empty) for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
-    // Names are counted once at the end, not per declaration (a tenth of a cold build's CPU).
+    // Names are counted once at the end, not per declaration (per row, 15 % of the stdlib's cold CPU).
     if (empty) for (const t of NAME_TRIGGER_NAMES) this.db.exec(`DROP TRIGGER IF EXISTS ${t}`);
     this.db.pragma('synchronous = OFF');
     this.db.pragma(`wal_autocheckpoint = ${BULK_CHECKPOINT_PAGES}`);
@@ -810,26 +819,7 @@ export class Store {
     if (!this.cached('names.counted', NAMES_COUNTED).pluck().get()) return this.scanSymbols(q);
     const lower = q.query.toLowerCase();
     // Names are matched and ranked first (\`names\`: each distinct name once, with its count),
-    // then the page's declarations are read name by name. How many names may match is
-    // estimated from the trigram index (its first, middle and last trigrams' name counts; a
-    // query under three characters may match every name).
-    const chars = [...lower];
-    const estimate = chars.length < 3 ? Infinity : this.trigramNames(chars);
-    // The trigram index answers substring matches of three or more characters, unless every
-    // sampled trigram is common: matching most names, a phrase reads long position lists where
-    // a scan reads one small index. A phrase of the query's trigrams, each at the next position,
-    // is exactly a substring of the lowercased qualified name, answered from the index alone:
-    // for printable ASCII the tokenizer's case folding is the identity on names lowercased
-    // already. Other queries go through GLOB (case-sensitive over the lowercased names, its
-    // metacharacters escaped as one-character classes), which SQLite checks again on every
-    // candidate's name. (A qualified name ends with its short name, so an equal short name is
-    // a substring too.)
-    const mode = estimate > TRIGRAM_SCAN_NAMES ? 'scan' : /^[\x20-\x7e]+$/.test(lower) ? 'phrase' : 'glob';
-    const matched = {
-      phrase: `id IN (SELECT rowid FROM names_trigram WHERE names_trigram MATCH @phrase)`,
-      glob: `id IN (SELECT rowid FROM names_trigram WHERE qname_lower GLOB @glob)`,
-      scan: `instr(qname_lower, @lower) > 0`,
-    }[mode];
+    // then the page's declarations are read name by name.
     const params = {
       phrase: `"${lower.replaceAll('"', '""')}"`,
       glob: `*${lower.replace(/[*?[\]]/g, (c) => `[${c}]`)}*`,
@@ -840,32 +830,64 @@ export class Store {
       limit: q.limit,
     };
     // The names the page draws from, in page order, each with the count of declarations up to
-    // its end. A few names are ranked and sorted whole, the total counted in the same pass.
-    const pageNames: PageName[] = [];
-    let total: number;
-    if (estimate <= NAMES_SORTED_MAX) {
-      pageNames.push(...(this.cached(`names.sorted:${mode}`, rankedNames(`WHERE ${matched}`)).all(params) as PageName[]));
-      total =
-        pageNames[0]?.total ??
+    // its end. A query of three or more characters goes through the trigram index: a phrase of
+    // its trigrams, each at the next position, is exactly a substring of the lowercased
+    // qualified name, answered from the index alone (for printable ASCII the tokenizer's case
+    // folding is the identity on names lowercased already); other queries go through GLOB
+    // (case-sensitive over the lowercased names, its metacharacters escaped as one-character
+    // classes), which SQLite checks again on every candidate. Up to NAMES_SORTED_MAX matches are
+    // ranked and sorted whole, the total counted in the same pass.
+    let pageNames: PageName[] = [];
+    let total: number | null = null;
+    if ([...lower].length >= 3) {
+      const mode = /^[\x20-\x7e]+$/.test(lower) ? 'phrase' : 'glob';
+      const candidates = {
+        phrase: `SELECT rowid FROM names_trigram WHERE names_trigram MATCH @phrase`,
+        glob: `SELECT rowid FROM names_trigram WHERE qname_lower GLOB @glob`,
+      }[mode];
+      const capped = `WHERE id IN (${candidates} LIMIT ${NAMES_SORTED_MAX + 1})`;
+      pageNames = this.cached(`names.sorted:${mode}`, rankedNames(capped)).all(params) as PageName[];
+      if (pageNames.length > 0 && pageNames[0].names! <= NAMES_SORTED_MAX) total = pageNames[0].total!;
+      else if (pageNames.length === 0) {
         // Nothing on this page: the total alone (zero, or a page past the end).
-        (this.cached(`names.count:${mode}`, `SELECT coalesce(sum(n), 0) AS n FROM names WHERE ${matched}`).pluck().get(params) as number);
-    } else {
-      // Many are split: the ranked head (exact names and suffixes) sorted, the rest read in name
-      // order through the table's unique index, stopping at the page's end.
-      const stats = this.cached(
-        `names.stats:${mode}`,
-        `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${matched}`,
-      ).get(params) as { total: number; head: number };
+        const count = this.cached(`names.count:${mode}`, `SELECT count(*) AS names, coalesce(sum(n), 0) AS total FROM names ${capped}`).get(params) as {
+          names: number;
+          total: number;
+        };
+        if (count.names <= NAMES_SORTED_MAX) total = count.total;
+      }
+    }
+    if (total === null) {
+      // More (a common word, or a query under three characters, which may match every name):
+      // the names are scanned, the ranked head (exact names and suffixes) sorted, the rest read
+      // in name order through the table's unique index, stopping at the page's end. Over the
+      // lowercased names, a substring is a substring whichever way it is found.
+      // A query under three characters finds its head through two indexes instead: an equal
+      // short name, and a suffix as a range of the reversed last two characters.
+      pageNames = [];
+      const short = [...lower].length < 3;
+      const head = short ? `WHERE name_lower = @lower OR rtail BETWEEN @rlo AND @rhi` : `WHERE ${NAME_MATCH} AND ${NAME_HEAD}`;
+      const reversed = [...lower].reverse().join('');
+      const headParams = { ...params, rlo: reversed, rhi: [...lower].length === 1 ? `${reversed}\u{10ffff}` : reversed };
+      const stats = short
+        ? {
+            total: this.cached('names.total', `SELECT coalesce(sum(n), 0) FROM names WHERE ${NAME_MATCH}`).pluck().get(params) as number,
+            head: this.cached('names.headTotal', `SELECT coalesce(sum(n), 0) FROM names ${head}`).pluck().get(headParams) as number,
+          }
+        : (this.cached(
+            'names.stats',
+            `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${NAME_MATCH}`,
+          ).get(params) as { total: number; head: number });
       total = stats.total;
       if (q.offset < stats.head) {
-        pageNames.push(...(this.cached(`names.head:${mode}`, rankedNames(`WHERE ${matched} AND ${NAME_HEAD}`)).all(params) as PageName[]));
+        pageNames.push(...(this.cached(`names.head:${short}`, rankedNames(head)).all(headParams) as PageName[]));
       }
       if (q.offset + q.limit > stats.head && q.offset < total) {
         const tail = this.cached(
           'names.tail',
           `SELECT qname, name, qname_lower, n, upto + @head AS upto FROM (
              SELECT qname, name, qname_lower, n, sum(n) OVER (ORDER BY qname, name ROWS UNBOUNDED PRECEDING) AS upto
-             FROM names WHERE instr(qname_lower, @lower) > 0 AND NOT ${NAME_HEAD} ORDER BY qname, name)
+             FROM names WHERE ${NAME_MATCH} AND NOT ${NAME_HEAD} ORDER BY qname, name)
            WHERE upto + @head > @offset LIMIT @limit`,
         ).all({ ...params, head: stats.head }) as PageName[];
         pageNames.push(...tail);
@@ -927,25 +949,10 @@ export class Store {
   private static countNames(db: Database.Database): void {
     db.transaction(() => {
       db.exec(`DELETE FROM names`);
-      db.exec(`INSERT INTO names(qname, name, qname_lower, name_lower, n)
-        SELECT qname, name, qname_lower, name_lower, count(*) FROM symbols GROUP BY qname, name ORDER BY qname, name`);
+      db.exec(`INSERT INTO names(qname, name, qname_lower, name_lower, n, rtail)
+        SELECT qname, name, qname_lower, name_lower, count(*), ${NAME_RTAIL('qname_lower')} FROM symbols GROUP BY qname, name ORDER BY qname, name`);
       db.exec(NAME_TRIGGERS);
     }).immediate();
-  }
-
-  /**
-   * At most how many names hold the query's characters as a substring, from its middle, last
-   * and first trigrams: the fewest names any of them occurs in (an upper bound). A count is read from the trigram's own list, so the
-   * reads stop at the first trigram rare enough to rank its names whole.
-   */
-  private trigramNames(chars: readonly string[]): number {
-    const docs = this.cached('names.trigramDocs', `SELECT doc FROM ${this.vocabulary('names_trigram')} WHERE term = ?`).pluck();
-    let fewest = Infinity;
-    for (const at of new Set([(chars.length - 3) >> 1, chars.length - 3, 0])) {
-      fewest = Math.min(fewest, (docs.get(chars.slice(at, at + 3).join('')) as number | undefined) ?? 0);
-      if (fewest <= NAMES_SORTED_MAX) break;
-    }
-    return fewest;
   }
 
   private readonly statementCache = new Map<string, Database.Statement>();
@@ -981,7 +988,7 @@ export class Store {
   }
 
   /** The name of a temporary fts5vocab table over a full-text table (its per-term row counts), created once. */
-  vocabulary(table: 'symbols_fts' | 'chunks_fts' | 'docs_fts' | 'names_trigram'): string {
+  vocabulary(table: 'symbols_fts' | 'chunks_fts' | 'docs_fts'): string {
     const vocab = `temp.rift_${table}_vocab`;
     this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, '${table}', 'row')`);
     return vocab;

@@ -27,6 +27,10 @@ const module = (tag: string, extra = '') =>
     `PARSE_LIMIT_${tag.toUpperCase()} = 1`,
     'def reparse(): pass',
     'def p(): pass',
+    // Suffixes of one- and two-character queries that are not the whole name.
+    'def setup(): pass',
+    'def spa(): pass',
+    'def café(): pass',
     extra,
     '',
   ].join('\n');
