@@ -1,12 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { Engine } from '../../src/services/engine.ts';
 import type { Store } from '../../src/index/store.ts';
 import { assertNamesCounted } from '../helpers/names.ts';
-import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 
 // get_symbol matches and ranks distinct names (the store's `names` table: each (qualified name,
 // short name) once, with how many declarations carry it) and then reads the page's declarations
@@ -37,6 +40,8 @@ const module = (tag: string, extra = '') =>
 
 const QUERIES = ['__init__', 'parse', 'Parse', 'PARSE', 'foo', 'Foo.__init__', 'p', 'pa', 'rse', 'x', 'limit_b', 'zzz', 'É'];
 const LIMITS = [1, 2, 3, 7, 50];
+/** Over 300 modules (thousands of matches a query), fewer and longer pages. */
+const BULK_LIMITS = [13, 97];
 
 type Row = { id: number; qname: string; name: string; path: string; span_start: number };
 
@@ -63,10 +68,10 @@ function expected(store: Store, query: string): number[] {
     .map((r) => r.id);
 }
 
-function assertPages(store: Store, label: string): void {
+function assertPages(store: Store, label: string, limits: readonly number[] = LIMITS): void {
   for (const query of QUERIES) {
     const want = expected(store, query);
-    for (const limit of LIMITS) {
+    for (const limit of limits) {
       const got: number[] = [];
       for (let offset = 0; offset <= want.length + limit; offset += limit) {
         const page = store.findSymbols({ query, offset, limit });
@@ -140,12 +145,12 @@ test('a bulk cold build counts names at its end, reads during it scan in the sam
       // Answered once the first batch is stored, while the build goes on.
       await engine.read.getSymbol({ name: 'parse', include: [] });
       assert.equal(counting(db), false, 'names are not counted per row during a cold build');
-      assertPages(engine.indexer.store, 'during the build');
+      assertPages(engine.indexer.store, 'during the build', BULK_LIMITS);
       await building;
       assert.equal(counting(db), true);
       assertNamesCounted(db);
       assert.equal(engine.indexer.store.findSymbols({ query: 'Foo.__init__', offset: 0, limit: 1 }).total, 300);
-      assertPages(engine.indexer.store, 'after the build');
+      assertPages(engine.indexer.store, 'after the build', BULK_LIMITS);
     } finally {
       await engine.close();
     }
@@ -158,11 +163,64 @@ test('a bulk cold build counts names at its end, reads during it scan in the sam
     try {
       assert.equal(counting(db), true, 'restored at open');
       assertNamesCounted(db);
-      assertPages(next.indexer.store, 'after a killed build');
+      assertPages(next.indexer.store, 'after a killed build', BULK_LIMITS);
     } finally {
       await next.close();
     }
   } finally {
     removeWorkspace(root);
+  }
+});
+
+/** True once `rift index` is inside a cold build: declarations stored, names not counted per row. */
+function midBuild(db: string): true | undefined {
+  if (!existsSync(db)) return undefined;
+  const conn = new Database(db, { readonly: true });
+  try {
+    const stored = (conn.prepare(`SELECT count(*) AS n FROM symbols`).get() as { n: number }).n;
+    return stored > 0 && !counting(db) ? true : undefined;
+  } finally {
+    conn.close();
+  }
+}
+
+test('across processes: a cold build SIGKILLed mid-way is counted at the next open; a process opening during one leaves the count whole', async () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 1200; i++) files[`pkg/m${String(i).padStart(4, '0')}.py`] = module(`m${i}`);
+  for (const scenario of ['killed', 'opened meanwhile'] as const) {
+    const root = tempWorkspace(files);
+    const db = join(root, '.rift', 'rift.db');
+    try {
+      const build = spawn(process.execPath, [...RIFT_ARGS, 'index'], { cwd: root, stdio: 'ignore' });
+      const exited = once(build, 'exit');
+      await eventually(() => midBuild(db), 60_000);
+      if (scenario === 'killed') {
+        build.kill('SIGKILL');
+        await exited;
+      } else {
+        // Another process opens the store mid-build (as any rift command does): it counts the
+        // names stored so far and puts the triggers back; the build goes on counting per row.
+        const other = spawnSync(
+          process.execPath,
+          ['--input-type=module', '-e', `const { openStore } = await import(${JSON.stringify(new URL('../../dist/index/store-open.js', import.meta.url).href)}); openStore(process.argv[1]).close();`, root],
+          { encoding: 'utf8' },
+        );
+        assert.equal(other.status, 0, other.stderr);
+        assert.equal(counting(db), true, 'the other process restored the triggers');
+        const [code] = await exited;
+        assert.equal(code, 0);
+      }
+      const engine = await Engine.open(root, { watch: false });
+      try {
+        await engine.build();
+        assert.equal(counting(db), true, scenario);
+        assertNamesCounted(db);
+        assert.equal(engine.indexer.store.findSymbols({ query: 'Foo.__init__', offset: 0, limit: 1 }).total, 1200, scenario);
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      removeWorkspace(root);
+    }
   }
 });
