@@ -78,6 +78,8 @@ const NAME_RANK = `CASE WHEN qname = @query THEN 0 WHEN name = @query THEN 1
   WHEN qname_lower = @lower OR name_lower = @lower THEN 2 WHEN substr(qname_lower, -@len) = @lower THEN 3 ELSE 4 END`;
 /** A name ranked above "other substring": ranks 0-2 are equalities that imply this, 3 is the suffix. */
 const NAME_HEAD = `(name_lower = @lower OR substr(qname_lower, -@len) = @lower)`;
+/** A page's names declared this many times together or fewer are read in one query. */
+const BATCHED_DECLARATIONS_MAX = 1000;
 /** Matched names up to this many are ranked and sorted whole; more are scanned, split into head and tail. */
 /** A name holding the query (\`@lower\`) as a substring. */
 const NAME_MATCH = `instr(qname_lower, @lower) > 0`;
@@ -902,9 +904,23 @@ export class Store {
          SELECT d.id FROM symbols d JOIN files df ON df.blob_id = d.blob_id
          WHERE ${by} ORDER BY df.path, d.span_start, d.id LIMIT @limit OFFSET @skip)
        ORDER BY f.path, s.span_start, s.id`;
+    let skip = pageNames.length > 0 ? q.offset - (pageNames[0].upto - pageNames[0].n) : 0;
+    const few = pageNames.reduce((sum, n) => sum + n.n, 0) <= BATCHED_DECLARATIONS_MAX;
+    if (pageNames.length > 1 && few) {
+      // Names declared a few times each (most names of most trees): one query for all of them,
+      // in page order by the name's place on the page.
+      const values = pageNames.map(() => '(?, ?, ?, ?)').join(', ');
+      const batch = this.cached(
+        `names.declarationsBatched:${pageNames.length}`,
+        `SELECT ${SYMBOL_COLUMNS} FROM (VALUES ${values}) v
+           JOIN symbols s ON s.qname_key = v.column1 AND s.qname = v.column2 AND s.name = v.column3 ${SYMBOL_JOINS}
+         ORDER BY v.column4, f.path, s.span_start, s.id LIMIT ? OFFSET ?`,
+      );
+      const args = pageNames.flatMap((n, i) => [nameKey(n.qname_lower), n.qname, n.name, i]);
+      return { total, rows: batch.all(...args, q.limit, skip) as SymbolRow[] };
+    }
     const underKey = this.cached('names.underKey', `SELECT count(*) FROM symbols WHERE qname_key = ?`).pluck();
     const rows: SymbolRow[] = [];
-    let skip = pageNames.length > 0 ? q.offset - (pageNames[0].upto - pageNames[0].n) : 0;
     for (const n of pageNames) {
       if (rows.length >= q.limit) break;
       const key = nameKey(n.qname_lower);
