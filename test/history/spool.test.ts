@@ -30,9 +30,21 @@ after(() => removeWorkspace(root));
 
 const spooled = () => readdirSync(tmpdir()).filter((f) => f.startsWith(`rift-cat-file-${process.pid}-`));
 
-test('answers every request in order, byte for byte; a missing object is null', async () => {
-  const cat = new SpooledCatFile(root, gitEnv);
+/** Runs `check` on a spool over the fixture (rotated past `rotateBytes`), closed afterwards whatever happens. */
+async function withCat(check: (cat: SpooledCatFile) => Promise<void>, rotateBytes?: number): Promise<void> {
+  const cat = rotateBytes === undefined ? new SpooledCatFile(root, gitEnv) : new SpooledCatFile(root, gitEnv, rotateBytes);
   try {
+    await check(cat);
+  } finally {
+    cat.close();
+  }
+}
+
+/** The text `cat` answers for `oid` (an object that exists). */
+const textOf = async (cat: SpooledCatFile, oid: string) => (await cat.request(oid))!.bytes.toString('utf8');
+
+test('answers every request in order, byte for byte; a missing object is null', async () => {
+  await withCat(async (cat) => {
     const answers = await Promise.all([...blobs.map((b) => cat.request(b.oid)), cat.request('0'.repeat(40)), cat.request('HEAD:a.txt')]);
     for (let i = 0; i < blobs.length; i++) {
       assert.equal(answers[i]!.oid, blobs[i].oid);
@@ -47,41 +59,32 @@ test('answers every request in order, byte for byte; a missing object is null', 
     const into = await cat.request(blobs[3].oid, (size) => mine.subarray(0, size));
     assert.equal(into!.bytes.buffer, mine.buffer);
     assert.equal(into!.bytes.toString('utf8'), blobs[3].text);
-  } finally {
-    cat.close();
-  }
+  });
 });
 
 test('is started afresh once its file is long and nothing is in flight, answering as before', async () => {
-  const cat = new SpooledCatFile(root, gitEnv, 1);
-  try {
-    for (const b of blobs) assert.equal((await cat.request(b.oid))!.bytes.toString('utf8'), b.text);
+  await withCat(async (cat) => {
+    for (const b of blobs) assert.equal(await textOf(cat, b.oid), b.text);
     assert.equal(cat.processes, blobs.length, 'one process per request, each past the bound');
     // Requests sent together stay on one process.
     const together = await Promise.all(blobs.map((b) => cat.request(b.oid)));
     assert.deepEqual(together.map((a) => a!.bytes.toString('utf8')), blobs.map((b) => b.text));
     assert.equal(cat.processes, blobs.length + 1);
-  } finally {
-    cat.close();
-  }
+  }, 1);
 });
 
 test('a process that dies fails what was sent to it; the next request starts another', async () => {
-  const cat = new SpooledCatFile(root, gitEnv);
-  try {
+  await withCat(async (cat) => {
     cat.start();
     process.kill(cat.pid!, 'SIGKILL');
     await assert.rejects(Promise.all(blobs.map((b) => cat.request(b.oid))), /git cat-file --batch/);
-    assert.equal((await cat.request(blobs[5].oid))!.bytes.toString('utf8'), blobs[5].text);
+    assert.equal(await textOf(cat, blobs[5].oid), blobs[5].text);
     assert.equal(cat.processes, 2);
-  } finally {
-    cat.close();
-  }
+  });
 });
 
 test('closing fails what is in flight; a request right after it gets its own answer from another process', async () => {
-  const cat = new SpooledCatFile(root, gitEnv);
-  try {
+  await withCat(async (cat) => {
     const inFlight = blobs.map((b) => cat.request(b.oid));
     cat.close();
     const after = cat.request(blobs[7].oid);
@@ -89,27 +92,22 @@ test('closing fails what is in flight; a request right after it gets its own ans
     assert.ok(settled.every((x) => x.status === 'rejected'), 'every request sent to the closed process failed');
     assert.equal((await after)!.bytes.toString('utf8'), blobs[7].text);
     assert.equal(cat.processes, 2);
-  } finally {
-    cat.close();
-  }
+  });
 });
 
 test('closes when the last holder releases it; the next request starts another', async () => {
-  const cat = new SpooledCatFile(root, gitEnv);
-  try {
+  await withCat(async (cat) => {
     const first = cat.hold();
     const second = cat.hold();
-    assert.equal((await cat.request(blobs[1].oid))!.bytes.toString('utf8'), blobs[1].text);
+    assert.equal(await textOf(cat, blobs[1].oid), blobs[1].text);
     first();
     first(); // a second release of one hold counts once
     assert.notEqual(cat.pid, undefined, 'still held');
     second();
     assert.equal(cat.pid, undefined, 'closed');
-    assert.equal((await cat.request(blobs[2].oid))!.bytes.toString('utf8'), blobs[2].text);
+    assert.equal(await textOf(cat, blobs[2].oid), blobs[2].text);
     assert.equal(cat.processes, 2);
-  } finally {
-    cat.close();
-  }
+  });
 });
 
 test('where no spool file can be made, a walk reads its versions through the pipe', async () => {
