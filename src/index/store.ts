@@ -21,8 +21,9 @@ import { TreeRows } from './tree-rows.ts';
 // than mixing declarations from two extractors (5: Python lambdas, TypeScript construct
 // signatures; 6: text keys on symbols and chunks; 7: no stored contents, parse results by blob,
 // declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key;
-// 9: why a claimed file is unparsed).
-const SCHEMA_VERSION = '11';
+// 9: why a claimed file is unparsed; 11: distinct names with their counts for get_symbol, the
+// trigram index over names; 12: the suffix index an expression, not a stored column).
+const SCHEMA_VERSION = '12';
 
 /** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -45,30 +46,32 @@ const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'docs_fts', 'names_trigram'] as
 export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
   UNION SELECT id FROM symbols WHERE qname_key = @key AND qname_lower = @lower`;
 
-/** SQL for the last two characters of a lowercased qualified name, reversed (\`names.rtail\`). */
-const NAME_RTAIL = (column: string) => `substr(${column}, -1, 1) || substr(${column}, -2, 1)`;
+/**
+ * The last two characters of a \`names\` row's lowercased qualified name, reversed: a one- or
+ * two-character suffix is a range of the index over it (names_rtail).
+ */
+const NAME_RTAIL = `(substr(qname_lower, -1, 1) || substr(qname_lower, -2, 1))`;
+/** A symbol row (\`new.\`) counted into its name, and one (\`old.\`) counted out, the name going at zero. */
+const NAME_COUNT_IN = `INSERT INTO names(qname, name, qname_lower, name_lower, n) VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1)
+      ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;`;
+const NAME_COUNT_OUT = `UPDATE names SET n = n - 1 WHERE qname = old.qname AND name = old.name;
+    DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;`;
 /**
  * What keeps \`names\` counting the declarations: every insert, delete and rename of a symbol row
- * moves its name's count, and a name counted down to zero goes. A cold build drops them and
- * counts every name once at its end (Store.beginBulk, Store.countNames).
+ * moves its name's count. A cold build drops them and counts every name once at its end
+ * (Store.beginBulk, Store.countNames).
  */
 const NAME_TRIGGERS = `
   CREATE TRIGGER IF NOT EXISTS names_symbol_insert AFTER INSERT ON symbols BEGIN
-    INSERT INTO names(qname, name, qname_lower, name_lower, n, rtail)
-      VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1, ${NAME_RTAIL('new.qname_lower')})
-      ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;
+    ${NAME_COUNT_IN}
   END;
   CREATE TRIGGER IF NOT EXISTS names_symbol_delete AFTER DELETE ON symbols BEGIN
-    UPDATE names SET n = n - 1 WHERE qname = old.qname AND name = old.name;
-    DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;
+    ${NAME_COUNT_OUT}
   END;
   CREATE TRIGGER IF NOT EXISTS names_symbol_rename AFTER UPDATE OF qname, name ON symbols
     WHEN old.qname IS NOT new.qname OR old.name IS NOT new.name BEGIN
-    UPDATE names SET n = n - 1 WHERE qname = old.qname AND name = old.name;
-    DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;
-    INSERT INTO names(qname, name, qname_lower, name_lower, n, rtail)
-      VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1, ${NAME_RTAIL('new.qname_lower')})
-      ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;
+    ${NAME_COUNT_OUT}
+    ${NAME_COUNT_IN}
   END;`;
 const NAME_TRIGGER_NAMES = ['names_symbol_insert', 'names_symbol_delete', 'names_symbol_rename'];
 /** 1 when every trigger of NAME_TRIGGERS is in place. */
@@ -76,14 +79,14 @@ const NAMES_COUNTED = `SELECT count(*) = ${NAME_TRIGGER_NAMES.length} FROM sqlit
 /** get_symbol's rank of a \`names\` row for the query (\`@query\`, \`@lower\`, \`@len\`). */
 const NAME_RANK = `CASE WHEN qname = @query THEN 0 WHEN name = @query THEN 1
   WHEN qname_lower = @lower OR name_lower = @lower THEN 2 WHEN substr(qname_lower, -@len) = @lower THEN 3 ELSE 4 END`;
-/** A name ranked above "other substring": ranks 0-2 are equalities that imply this, 3 is the suffix. */
-const NAME_HEAD = `(name_lower = @lower OR substr(qname_lower, -@len) = @lower)`;
-/** A page's names declared this many times together or fewer are read in one query. */
-const BATCHED_DECLARATIONS_MAX = 1000;
-/** Matched names up to this many are ranked and sorted whole; more are scanned, split into head and tail. */
 /** A name holding the query (\`@lower\`) as a substring. */
 const NAME_MATCH = `instr(qname_lower, @lower) > 0`;
+/** A name ranked above "other substring": ranks 0-2 are equalities that imply this, 3 is the suffix. */
+const NAME_HEAD = `(name_lower = @lower OR substr(qname_lower, -@len) = @lower)`;
+/** Matched names up to this many are ranked and sorted whole; more are scanned, split into head and tail. */
 const NAMES_SORTED_MAX = 8192;
+/** A page's names declared this many times together or fewer are read in one query. */
+const BATCHED_DECLARATIONS_MAX = 1000;
 /** A name a page draws from: its declarations' count and the count of every declaration up to its end. */
 type PageName = { qname: string; name: string; qname_lower: string; n: number; upto: number; total?: number; names?: number };
 
@@ -341,9 +344,10 @@ export class Store {
       -- With each row's blob and start: a name's declarations are ordered by path from the index alone.
       CREATE INDEX symbols_qname_key ON symbols(qname_key, blob_id, span_start);
       -- Every distinct (qualified name, short name) pair with the number of declarations carrying it,
-      -- kept by triggers (NAME_TRIGGERS) in the same statement as the symbols themselves. get_symbol matches and ranks
-      -- names, not declarations: a name declared in many places (\`__init__\`, or every copy of a
-      -- vendored tree) is one row, so a match's total and its page cost what the vocabulary costs.
+      -- kept by triggers (NAME_TRIGGERS) in the same statement as the symbols themselves.
+      -- get_symbol matches and ranks names, not declarations: a name declared in many places
+      -- (\`__init__\`, or every copy of a vendored tree) is one row, so a match's total and its
+      -- page cost what the vocabulary costs.
       CREATE TABLE names (
         id INTEGER PRIMARY KEY,
         qname TEXT NOT NULL,
@@ -351,13 +355,10 @@ export class Store {
         qname_lower TEXT NOT NULL,
         name_lower TEXT NOT NULL,
         n INTEGER NOT NULL,
-        -- The lowercased qualified name's last two characters, reversed: a one- or two-character
-        -- suffix is a range of this index (NAME_RTAIL).
-        rtail TEXT NOT NULL,
         UNIQUE (qname, name)
       );
       CREATE INDEX names_name_lower ON names(name_lower);
-      CREATE INDEX names_rtail ON names(rtail);
+      CREATE INDEX names_rtail ON names(${NAME_RTAIL});
       -- Substring lookup of qualified names; the names themselves are read from \`names\`. Positions
       -- (detail full) let short patterns match without a recheck of every candidate.
       CREATE VIRTUAL TABLE names_trigram USING fts5(qname_lower, content = 'names', content_rowid = 'id',
@@ -819,9 +820,19 @@ export class Store {
   findSymbols(q: SymbolQuery): { total: number; rows: SymbolRow[] } {
     // Asked per query: another process's cold build may have dropped the triggers since.
     if (!this.cached('names.counted', NAMES_COUNTED).pluck().get()) return this.scanSymbols(q);
-    const lower = q.query.toLowerCase();
     // Names are matched and ranked first (\`names\`: each distinct name once, with its count),
     // then the page's declarations are read name by name.
+    const { total, names } = this.pageNames(q);
+    return { total, rows: names.length === 0 ? [] : this.declarationsNamed(names, q) };
+  }
+
+  /**
+   * The names a page of findSymbols draws from, in page order, each with the count of
+   * declarations up to its end; and the query's total.
+   */
+  private pageNames(q: SymbolQuery): { total: number; names: PageName[] } {
+    const lower = q.query.toLowerCase();
+    const chars = [...lower];
     const params = {
       phrase: `"${lower.replaceAll('"', '""')}"`,
       glob: `*${lower.replace(/[*?[\]]/g, (c) => `[${c}]`)}*`,
@@ -831,107 +842,102 @@ export class Store {
       offset: q.offset,
       limit: q.limit,
     };
-    // The names the page draws from, in page order, each with the count of declarations up to
-    // its end. A query of three or more characters goes through the trigram index: a phrase of
-    // its trigrams, each at the next position, is exactly a substring of the lowercased
-    // qualified name, answered from the index alone (for printable ASCII the tokenizer's case
-    // folding is the identity on names lowercased already); other queries go through GLOB
-    // (case-sensitive over the lowercased names, its metacharacters escaped as one-character
-    // classes), which SQLite checks again on every candidate. Up to NAMES_SORTED_MAX matches are
-    // ranked and sorted whole, the total counted in the same pass.
-    let pageNames: PageName[] = [];
-    let total: number | null = null;
-    if ([...lower].length >= 3) {
+    // A query of three or more characters goes through the trigram index: a phrase of its
+    // trigrams, each at the next position, is exactly a substring of the lowercased qualified
+    // name, answered from the index alone (for printable ASCII the tokenizer's case folding is
+    // the identity on names lowercased already); other queries go through GLOB (case-sensitive
+    // over the lowercased names, its metacharacters escaped as one-character classes), which
+    // SQLite checks again on every candidate. Up to NAMES_SORTED_MAX matches are ranked and
+    // sorted whole, the total counted in the same pass.
+    if (chars.length >= 3) {
       const mode = /^[\x20-\x7e]+$/.test(lower) ? 'phrase' : 'glob';
       const candidates = {
         phrase: `SELECT rowid FROM names_trigram WHERE names_trigram MATCH @phrase`,
         glob: `SELECT rowid FROM names_trigram WHERE qname_lower GLOB @glob`,
       }[mode];
       const capped = `WHERE id IN (${candidates} LIMIT ${NAMES_SORTED_MAX + 1})`;
-      pageNames = this.cached(`names.sorted:${mode}`, rankedNames(capped)).all(params) as PageName[];
-      if (pageNames.length > 0 && pageNames[0].names! <= NAMES_SORTED_MAX) total = pageNames[0].total!;
-      else if (pageNames.length === 0) {
+      const names = this.cached(`names.sorted:${mode}`, rankedNames(capped)).all(params) as PageName[];
+      if (names.length > 0 && names[0].names! <= NAMES_SORTED_MAX) return { total: names[0].total!, names };
+      if (names.length === 0) {
         // Nothing on this page: the total alone (zero, or a page past the end).
         const count = this.cached(`names.count:${mode}`, `SELECT count(*) AS names, coalesce(sum(n), 0) AS total FROM names ${capped}`).get(params) as {
           names: number;
           total: number;
         };
-        if (count.names <= NAMES_SORTED_MAX) total = count.total;
+        if (count.names <= NAMES_SORTED_MAX) return { total: count.total, names };
       }
     }
-    if (total === null) {
-      // More (a common word, or a query under three characters, which may match every name):
-      // the names are scanned, the ranked head (exact names and suffixes) sorted, the rest read
-      // in name order through the table's unique index, stopping at the page's end. Over the
-      // lowercased names, a substring is a substring whichever way it is found.
-      // A query under three characters finds its head through two indexes instead: an equal
-      // short name, and a suffix as a range of the reversed last two characters.
-      pageNames = [];
-      const short = [...lower].length < 3;
-      const head = short ? `WHERE name_lower = @lower OR rtail BETWEEN @rlo AND @rhi` : `WHERE ${NAME_MATCH} AND ${NAME_HEAD}`;
-      const reversed = [...lower].reverse().join('');
-      const headParams = { ...params, rlo: reversed, rhi: [...lower].length === 1 ? `${reversed}\u{10ffff}` : reversed };
-      const stats = short
-        ? {
-            total: this.cached('names.total', `SELECT coalesce(sum(n), 0) FROM names WHERE ${NAME_MATCH}`).pluck().get(params) as number,
-            head: this.cached('names.headTotal', `SELECT coalesce(sum(n), 0) FROM names ${head}`).pluck().get(headParams) as number,
-          }
-        : (this.cached(
-            'names.stats',
-            `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${NAME_MATCH}`,
-          ).get(params) as { total: number; head: number });
-      total = stats.total;
-      if (q.offset < stats.head) {
-        pageNames.push(...(this.cached(`names.head:${short}`, rankedNames(head)).all(headParams) as PageName[]));
-      }
-      if (q.offset + q.limit > stats.head && q.offset < total) {
-        const tail = this.cached(
-          'names.tail',
-          `SELECT qname, name, qname_lower, n, upto + @head AS upto FROM (
-             SELECT qname, name, qname_lower, n, sum(n) OVER (ORDER BY qname, name ROWS UNBOUNDED PRECEDING) AS upto
-             FROM names WHERE ${NAME_MATCH} AND NOT ${NAME_HEAD} ORDER BY qname, name)
-           WHERE upto + @head > @offset LIMIT @limit`,
-        ).all({ ...params, head: stats.head }) as PageName[];
-        pageNames.push(...tail);
-      }
+    // More (a common word, or a query under three characters, which may match every name): the
+    // names are scanned, the ranked head (exact names and suffixes) sorted, the rest read in
+    // name order through the table's unique index, stopping at the page's end. Over the
+    // lowercased names, a substring is a substring whichever way it is found. A query under
+    // three characters finds its head through two indexes instead: an equal short name, and a
+    // suffix as a range of the reversed last two characters.
+    const short = chars.length < 3;
+    const head = short ? `WHERE name_lower = @lower OR ${NAME_RTAIL} BETWEEN @rlo AND @rhi` : `WHERE ${NAME_MATCH} AND ${NAME_HEAD}`;
+    const reversed = [...chars].reverse().join('');
+    const headParams = { ...params, rlo: reversed, rhi: chars.length === 1 ? `${reversed}\u{10ffff}` : reversed };
+    const stats = short
+      ? {
+          total: this.cached('names.total', `SELECT coalesce(sum(n), 0) FROM names WHERE ${NAME_MATCH}`).pluck().get(params) as number,
+          head: this.cached('names.headTotal', `SELECT coalesce(sum(n), 0) FROM names ${head}`).pluck().get(headParams) as number,
+        }
+      : (this.cached(
+          'names.stats',
+          `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${NAME_MATCH}`,
+        ).get(params) as { total: number; head: number });
+    const names: PageName[] = [];
+    if (q.offset < stats.head) names.push(...(this.cached(`names.head:${short}`, rankedNames(head)).all(headParams) as PageName[]));
+    if (q.offset + q.limit > stats.head && q.offset < stats.total) {
+      const tail = this.cached(
+        'names.tail',
+        `SELECT qname, name, qname_lower, n, upto + @head AS upto FROM (
+           SELECT qname, name, qname_lower, n, sum(n) OVER (ORDER BY qname, name ROWS UNBOUNDED PRECEDING) AS upto
+           FROM names WHERE ${NAME_MATCH} AND NOT ${NAME_HEAD} ORDER BY qname, name)
+         WHERE upto + @head > @offset LIMIT @limit`,
+      );
+      names.push(...(tail.all({ ...params, head: stats.head }) as PageName[]));
     }
-    // Each name's declarations by path: the page's ids first, then their rows. The ids come
-    // from the qualified-name key's index alone (it holds each row's file and start) when
-    // every row under the key carries this name; otherwise, as when \`Parse\` and \`parse\`
-    // share a key, each row's names are read to tell them apart.
+    return { total: stats.total, names };
+  }
+
+  /** The page of declarations `names` (from pageNames) hold, in page order. */
+  private declarationsNamed(names: readonly PageName[], q: SymbolQuery): SymbolRow[] {
+    // The first name's declarations before the page's offset are skipped.
+    let skip = q.offset - (names[0].upto - names[0].n);
+    if (names.length > 1 && names.reduce((sum, n) => sum + n.n, 0) <= BATCHED_DECLARATIONS_MAX) {
+      // Names declared a few times each (most names of most trees): one query for all of them,
+      // in page order by the name's place on the page.
+      const batch = this.cached(
+        `names.declarationsBatched:${names.length}`,
+        `SELECT ${SYMBOL_COLUMNS} FROM (VALUES ${names.map(() => '(?, ?, ?, ?)').join(', ')}) v
+           JOIN symbols s ON s.qname_key = v.column1 AND s.qname = v.column2 AND s.name = v.column3 ${SYMBOL_JOINS}
+         ORDER BY v.column4, f.path, s.span_start, s.id LIMIT ? OFFSET ?`,
+      );
+      return batch.all(...names.flatMap((n, i) => [nameKey(n.qname_lower), n.qname, n.name, i]), q.limit, skip) as SymbolRow[];
+    }
+    // Otherwise name by name, by path: the page's ids first, then their rows. The ids come from
+    // the qualified-name key's index alone (it holds each row's file and start) when every row
+    // under the key carries this name; otherwise, as when \`Parse\` and \`parse\` share a key,
+    // each row's names are read to tell them apart.
     const declarations = (by: string) =>
       `SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE s.id IN (
          SELECT d.id FROM symbols d JOIN files df ON df.blob_id = d.blob_id
          WHERE ${by} ORDER BY df.path, d.span_start, d.id LIMIT @limit OFFSET @skip)
        ORDER BY f.path, s.span_start, s.id`;
-    let skip = pageNames.length > 0 ? q.offset - (pageNames[0].upto - pageNames[0].n) : 0;
-    const few = pageNames.reduce((sum, n) => sum + n.n, 0) <= BATCHED_DECLARATIONS_MAX;
-    if (pageNames.length > 1 && few) {
-      // Names declared a few times each (most names of most trees): one query for all of them,
-      // in page order by the name's place on the page.
-      const values = pageNames.map(() => '(?, ?, ?, ?)').join(', ');
-      const batch = this.cached(
-        `names.declarationsBatched:${pageNames.length}`,
-        `SELECT ${SYMBOL_COLUMNS} FROM (VALUES ${values}) v
-           JOIN symbols s ON s.qname_key = v.column1 AND s.qname = v.column2 AND s.name = v.column3 ${SYMBOL_JOINS}
-         ORDER BY v.column4, f.path, s.span_start, s.id LIMIT ? OFFSET ?`,
-      );
-      const args = pageNames.flatMap((n, i) => [nameKey(n.qname_lower), n.qname, n.name, i]);
-      return { total, rows: batch.all(...args, q.limit, skip) as SymbolRow[] };
-    }
     const underKey = this.cached('names.underKey', `SELECT count(*) FROM symbols WHERE qname_key = ?`).pluck();
     const rows: SymbolRow[] = [];
-    for (const n of pageNames) {
+    for (const n of names) {
       if (rows.length >= q.limit) break;
       const key = nameKey(n.qname_lower);
-      const alone = underKey.get(key) === n.n;
-      const page = alone
-        ? this.cached('names.declarationsByKey', declarations('d.qname_key = @key'))
-        : this.cached('names.declarationsByName', declarations('d.qname_key = @key AND d.qname = @qname AND d.name = @name'));
+      const page =
+        underKey.get(key) === n.n
+          ? this.cached('names.declarationsByKey', declarations('d.qname_key = @key'))
+          : this.cached('names.declarationsByName', declarations('d.qname_key = @key AND d.qname = @qname AND d.name = @name'));
       rows.push(...(page.all({ key, qname: n.qname, name: n.name, limit: q.limit - rows.length, skip }) as SymbolRow[]));
       skip = 0;
     }
-    return { total, rows };
+    return rows;
   }
 
   /**
@@ -965,8 +971,8 @@ export class Store {
   private static countNames(db: Database.Database): void {
     db.transaction(() => {
       db.exec(`DELETE FROM names`);
-      db.exec(`INSERT INTO names(qname, name, qname_lower, name_lower, n, rtail)
-        SELECT qname, name, qname_lower, name_lower, count(*), ${NAME_RTAIL('qname_lower')} FROM symbols GROUP BY qname, name ORDER BY qname, name`);
+      db.exec(`INSERT INTO names(qname, name, qname_lower, name_lower, n)
+        SELECT qname, name, qname_lower, name_lower, count(*) FROM symbols GROUP BY qname, name ORDER BY qname, name`);
       db.exec(NAME_TRIGGERS);
     }).immediate();
   }
