@@ -9,8 +9,8 @@ import type { ChangeResult, ChangeWarning, Diagnostic, FileChange, GuaranteeEvid
 import { initSyntax } from '../syntax/runtime.ts';
 import { classifyBytes } from '../workspace/read.ts';
 import { openInside, readBounded } from '../workspace/safe-open.ts';
-import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
-import { walkWorkspace, compareProjectPaths } from '../workspace/walk.ts';
+import { sourcePolicy } from '../workspace/visibility.ts';
+import { walkVisible, compareProjectPaths } from '../workspace/walk.ts';
 import { hookFailure, hookGuarantees, hookPassed, hookPaths, runHook } from './hooks.ts';
 import { lineStats } from './line-stats.ts';
 import type { ChangeContext, Plan } from './plan.ts';
@@ -42,8 +42,7 @@ function readOrNull(root: string, path: string, max: number): Buffer | null {
 
 async function fileStamps(ctx: ChangeContext): Promise<Map<string, string>> {
   const policy = sourcePolicy(ctx.config);
-  const visibility = await Visibility.load(ctx.root, policy);
-  const walk = await walkWorkspace(ctx.root, visibility, policy);
+  const { walk } = await walkVisible(ctx.root, policy);
   return new Map(walk.files.map((f) => [f.path, `${f.size}:${f.mtimeMs}`]));
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { GlobSet } from '../core/glob.ts';
@@ -10,8 +11,8 @@ import { WARM_LANGUAGES_MAX, WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
-import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
-import { walkWorkspace, compareProjectPaths, nfcConflict } from '../workspace/walk.ts';
+import { sourcePolicy, type Visibility } from '../workspace/visibility.ts';
+import { walkVisible, compareProjectPaths, nfcConflict, type WalkResult } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
@@ -347,15 +348,30 @@ export class Indexer {
     const { config } = this.configLoader.current();
     const policy = sourcePolicy(config);
     onProgress?.({ phase: 'walk', done: 0, total: 0 });
-    const visibility = await Visibility.load(this.root, policy);
-    const walk = await walkWorkspace(this.root, visibility, policy);
+    // Read before the walk: a batch written while it runs (another process's) unseals the store.
+    const seqAtStart = this.store.batchSeq();
+    const { visibility, walk } = await walkVisible(this.root, policy);
     this.visibility = visibility;
     const selection = new Selection(config);
     this.selection = selection;
+    const binding = config.providers.binding.enabled;
+    const stamp = walkStamp(walk, config);
+
+    // The store is sealed with exactly this walk under this configuration, nothing written
+    // since, and the graph left complete: nothing to read, compare, resolve or hash.
+    const sealed = this.store.sealedRevision(stamp);
+    if (sealed !== null && this.store.batchSeq() === seqAtStart && !this.graph.pending && (!binding || this.graph.store.hasData())) {
+      this.publish(sealed.revision);
+      this.rescanned(suspicionSeq);
+      this.reconciledConfig = config;
+      this.releaseEarlyReaders();
+      this.leftOut = leftOutOf(walk, this.store.skippedFiles());
+      const { files, parsed, symbols } = sealed.counts;
+      return { files, parsed, symbols, reparsed: 0, removed: 0, skipped: this.leftOut.length, elapsedMs: Math.round(performance.now() - started) };
+    }
 
     const stored = new Map(this.store.files().map((f) => [f.path, f]));
     const skippedBefore = this.store.skippedFiles();
-    const binding = config.providers.binding.enabled;
     // Files parsed while the provider was disabled (or before it existed) lack relation facts.
     const stale = binding ? this.graph.staleness() : null;
     const work: ParseItem[] = [];
@@ -387,7 +403,10 @@ export class Indexer {
     for (const w of work) this.reconciling.set(w.path, walkedDigest(entries.get(w.path)!, stored.get(w.path)));
     for (const p of deletions) this.reconciling.set(p, null);
     this.observedVersion++;
+    // This reconcile's own batches, each counted once (see Store.batchSeq).
+    let batches = 0;
     if (deletions.length > 0) this.transaction(() => {
+      batches++;
       this.store.applyBatch([], [], deletions);
       if (binding) this.graph.record([], deletions);
     });
@@ -405,6 +424,7 @@ export class Indexer {
       skipped += skips.length;
       reparsed += updates.filter((u) => u.symbols !== null).length;
       this.transaction(() => {
+        batches++;
         this.store.applyBatch(updates, touches, drops, skips);
         if (binding) this.graph.record(results, drops);
       });
@@ -480,16 +500,13 @@ export class Indexer {
         this.graph.resolve();
       });
     }
-    this.publish(this.store.commitRevision());
+    const counts = this.store.counts();
+    this.publish(this.store.commitRevision({ stamp, seq: seqAtStart + batches, counts }));
     this.rescanned(suspicionSeq);
     this.emitFiles(changed);
     this.reconciledConfig = config;
     this.releaseEarlyReaders();
-    this.leftOut = [
-      ...walk.skipped,
-      ...[...this.store.skippedFiles().values()].filter((k) => entries.has(k.path)).map((k) => ({ path: k.path, reason: k.reason })),
-    ].sort((a, b) => compareProjectPaths(a.path, b.path));
-    const counts = this.store.counts();
+    this.leftOut = leftOutOf(walk, this.store.skippedFiles());
     return {
       files: counts.files,
       parsed: counts.parsed,
@@ -856,6 +873,46 @@ function walkedRevision(files: ReadonlyArray<{ path: string; size: number; mtime
 /** A walked file's digest before it is read: the stored one when size and mtime match, else one of its size and mtime. */
 function walkedDigest(f: { size: number; mtimeMs: number }, prev: StoredFile | undefined): string {
   return prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs ? prev.sha256 : sha256Hex(`unread ${f.size} ${f.mtimeMs}`);
+}
+
+/**
+ * What a walk saw, under the configuration that decides what is indexed and how: every visible
+ * file's path, size and mtime, and every entry it left out with the reason. Equal stamps mean
+ * the same files at the same stat stamps (the store's own test for "unchanged").
+ */
+function walkStamp(walk: WalkResult, config: WorkspaceConfig): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify([config.source, config.languages, config.providers.binding, config.search.text]));
+  let block = '';
+  for (const f of walk.files) {
+    block += `\n${f.path}\0${f.size}\0${f.mtimeMs}`;
+    if (block.length >= STAMP_BLOCK) (h.update(block), (block = ''));
+  }
+  block += '\n\n';
+  for (const k of walk.skipped) block += `${k.path}\0${k.reason}\n`;
+  h.update(block);
+  return h.digest('hex');
+}
+
+/** Characters of a walk stamp hashed at a time. */
+const STAMP_BLOCK = 1 << 16;
+
+/** Visible files left out: by the walk, and (stored as skipped) by the parse, in path order. */
+function leftOutOf(walk: WalkResult, skipped: ReadonlyMap<string, SkippedFile>): Array<{ path: string; reason: string }> {
+  const walked = (path: string): boolean => {
+    // The walk's files are in path order: a binary search, not a set of every path.
+    let lo = 0;
+    let hi = walk.files.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareProjectPaths(walk.files[mid].path, path) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < walk.files.length && walk.files[lo].path === path;
+  };
+  return [...walk.skipped, ...[...skipped.values()].filter((k) => walked(k.path)).map((k) => ({ path: k.path, reason: k.reason }))].sort((a, b) =>
+    compareProjectPaths(a.path, b.path),
+  );
 }
 
 function isRegularFile(abs: string): boolean {

@@ -24,8 +24,8 @@ import { hookFailure, hookPassed, hookPaths, runHook } from '../change/hooks.ts'
 import { isRefusal } from '../change/refusal.ts';
 import type { FileWrite } from '../change/publish.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
-import { Visibility, sourcePolicy } from '../workspace/visibility.ts';
-import { compareProjectPaths, walkWorkspace } from '../workspace/walk.ts';
+import { sourcePolicy } from '../workspace/visibility.ts';
+import { compareProjectPaths, walkVisible } from '../workspace/walk.ts';
 import type { ScopedApis } from './api.ts';
 import { hooksKey, type ChangeOptions, type ChangeService } from './change-service.ts';
 import { FsService } from './fs-service.ts';
@@ -337,7 +337,7 @@ export class ProjectionService {
   private async materialize(dir: string): Promise<Array<{ path: string; sha: string; stamp: string; size: number; mtimeMs: number }>> {
     const config = this.workspace.config.current().config;
     const policy = sourcePolicy(config);
-    const walk = await walkWorkspace(this.root, await Visibility.load(this.root, policy), policy);
+    const { walk } = await walkVisible(this.root, policy);
     const out: Array<{ path: string; sha: string; stamp: string; size: number; mtimeMs: number }> = [];
     const made = new Set<string>();
     const store = this.workspace.indexer.store;
@@ -426,7 +426,7 @@ export class ProjectionService {
   private async reconcile(id: string, engine: ProjectionEngine, trustedHooks?: string): Promise<{ paths: string[]; ids: string[] }> {
     const dir = engine.root;
     const policy = sourcePolicy(engine.config.current().config);
-    const walk = await walkWorkspace(dir, await Visibility.load(dir, policy), policy);
+    const { walk } = await walkVisible(dir, policy);
     const rows = this.files(id);
     const found = new Set<string>();
     const delta: Array<{ path: string; sha: string | null; stamp: string | null; bytes: Buffer | null }> = [];
@@ -667,7 +667,7 @@ export class ProjectionService {
   private async rebuild(id: string, engine: ProjectionEngine): Promise<void> {
     const config = this.workspace.config.current().config;
     const policy = sourcePolicy(config);
-    const walk = await walkWorkspace(this.root, await Visibility.load(this.root, policy), policy);
+    const { walk } = await walkVisible(this.root, policy);
     const rows = this.files(id);
     const files: Array<{ path: string; sha: string; stamp: string }> = [];
     const touched: string[] = [];

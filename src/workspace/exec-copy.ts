@@ -4,8 +4,8 @@ import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { storageFailure } from '../core/errors.ts';
 import { DirHandle, LOCATE, OpenError, openInside, readBounded } from './safe-open.ts';
 import { ensureStateDir } from './state-dir.ts';
-import { walkWorkspace } from './walk.ts';
-import { Visibility, type SourcePolicy } from './visibility.ts';
+import { walkVisible } from './walk.ts';
+import type { SourcePolicy } from './visibility.ts';
 
 // The execution copy of a tree (spec "Execution"; reference F.16 rules 168–169): a directory
 // under `.rift/exec/` that persists between evaluations, refreshed before each one so that every
@@ -156,8 +156,7 @@ function copyOne(treeRoot: string, path: string, dirs: CopyDirs, maxFileBytes: n
  * tree at `treeRoot` under `policy`; `manifestPath` keeps what the last refresh copied.
  */
 export async function refreshExecutionCopy(workspaceRoot: string, treeRoot: string, copyDir: string, manifestPath: string, policy: SourcePolicy): Promise<CopyRefresh> {
-  const visibility = await Visibility.load(treeRoot, policy);
-  const walk = await walkWorkspace(treeRoot, visibility, policy);
+  const { walk } = await walkVisible(treeRoot, policy);
   const manifest = readManifest(manifestPath);
   const next: Record<string, Entry> = Object.create(null) as Record<string, Entry>;
   let copied = 0;

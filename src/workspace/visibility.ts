@@ -100,10 +100,28 @@ export class Visibility {
 
   /** Build the policy, reading every `.gitignore` inside the workspace that git would read. */
   static async load(root: string, policy: SourcePolicy): Promise<Visibility> {
-    const v = new Visibility(policy);
-    v.specialMounts = specialMountsUnder(root);
+    const v = Visibility.unread(root, policy);
     if (policy.respectGitignore) await v.discoverGitignores(root);
     return v;
+  }
+
+  /**
+   * The policy before any `.gitignore` is read: a top-down walk reads each directory's file as
+   * it reaches the directory (`readGitignoreIn`), before judging its entries (see walkVisible).
+   */
+  static unread(root: string, policy: SourcePolicy): Visibility {
+    const v = new Visibility(policy);
+    v.specialMounts = specialMountsUnder(root);
+    return v;
+  }
+
+  /** Reads the `.gitignore` of the visible directory `dir` ('' = root), found there as a regular file. */
+  async readGitignoreIn(root: string, dir: string): Promise<void> {
+    try {
+      this.addGitignore(dir, await readFile(join(root, dir, GITIGNORE), 'utf8'));
+    } catch {
+      // vanished or unreadable: git would read nothing either
+    }
   }
 
   /**
@@ -215,15 +233,7 @@ export class Visibility {
       if (rel === '') throw e;
       return; // vanished or unreadable below the root: nothing to read there
     }
-    const ignoreFile = entries.find((e) => e.name === GITIGNORE && e.isFile());
-    if (ignoreFile) {
-      try {
-        const text = await readFile(join(root, rel, GITIGNORE), 'utf8');
-        this.addGitignore(rel, text);
-      } catch {
-        // vanished or unreadable: git would read nothing either
-      }
-    }
+    if (holdsGitignore(entries)) await this.readGitignoreIn(root, rel);
     if (depth >= WORKSPACE_DEPTH_MAX) return;
     for (const e of entries) {
       if (!e.isDirectory()) continue;
@@ -231,6 +241,11 @@ export class Visibility {
       if (this.isVisible(child, true)) queue.push({ rel: child, depth: depth + 1 });
     }
   }
+}
+
+/** Whether a directory's entries hold a `.gitignore` git would read (a regular file, not a symlink). */
+export function holdsGitignore(entries: ReadonlyArray<{ name: string; isFile(): boolean }>): boolean {
+  return entries.some((e) => e.name === GITIGNORE && e.isFile());
 }
 
 function isGitignorePath(path: string): boolean {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { limitExceeded } from '../core/errors.ts';
 import { WORKSPACE_DEPTH_MAX } from '../core/limits.ts';
 import { drainQueue } from './queue.ts';
-import type { SourcePolicy, Visibility } from './visibility.ts';
+import { Visibility, holdsGitignore, type SourcePolicy } from './visibility.ts';
 
 // The walk of the working tree: every visible regular file with its size and mtime.
 // Never follows symlinks, skips FIFOs/sockets/devices, prunes invisible directories before
@@ -87,6 +87,21 @@ const CHECK_EVERY = 64;
  * `lstat` costs 3–4× a synchronous one, and the stats dominate a walk.
  */
 export async function walkWorkspace(root: string, visibility: Visibility, policy: SourcePolicy, under = ''): Promise<WalkResult> {
+  return walk(root, visibility, policy, under, false);
+}
+
+/**
+ * The visibility policy and the walk of the whole tree in one pass: each directory's
+ * `.gitignore` is read when the walk reaches the directory, before any of its entries is
+ * judged, so the result is `Visibility.load` then `walkWorkspace` without listing every
+ * directory twice (at 32 stdlib copies, 5,570 directories: ~80 ms of a warm start).
+ */
+export async function walkVisible(root: string, policy: SourcePolicy): Promise<{ visibility: Visibility; walk: WalkResult }> {
+  const visibility = Visibility.unread(root, policy);
+  return { visibility, walk: await walk(root, visibility, policy, '', policy.respectGitignore) };
+}
+
+async function walk(root: string, visibility: Visibility, policy: SourcePolicy, under: string, readGitignores: boolean): Promise<WalkResult> {
   const files: FileEntry[] = [];
   const skipped: SkippedEntry[] = [];
   let visibleFiles = 0;
@@ -126,6 +141,7 @@ export async function walkWorkspace(root: string, visibility: Visibility, policy
       }
       throw e;
     }
+    if (readGitignores && holdsGitignore(entries)) await visibility.readGitignoreIn(root, job.rel);
     for (let i = 0; i < entries.length; i++) {
       if (i % CHECK_EVERY === CHECK_EVERY - 1 && performance.now() - sliceStart > SLICE_MS) {
         await new Promise<void>((r) => setImmediate(r));

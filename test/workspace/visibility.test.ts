@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Visibility, isPolicyFile, rebaseGitignoreLine, type SourcePolicy } from '../../src/workspace/visibility.ts';
-import { walkWorkspace } from '../../src/workspace/walk.ts';
+import { walkVisible, walkWorkspace } from '../../src/workspace/walk.ts';
 
 const DEFAULT_EXCLUDE = ['node_modules/', 'target/', '.venv/', '__pycache__/'];
 
@@ -29,9 +29,18 @@ function tree(files: Record<string, string>, base?: string): string {
   return root;
 }
 
+/**
+ * The visible files, found both ways: the policy loaded whole before the walk, and read by the
+ * walk as it goes (walkVisible) — which must agree exactly, skipped entries and the
+ * `.gitignore` files in effect included.
+ */
 async function visibleFiles(root: string, p: SourcePolicy): Promise<string[]> {
   const v = await Visibility.load(root, p);
-  return (await walkWorkspace(root, v, p)).files.map((f) => f.path);
+  const walk = await walkWorkspace(root, v, p);
+  const onePass = await walkVisible(root, p);
+  assert.deepEqual(onePass.walk, walk);
+  assert.deepEqual(onePass.visibility.gitignoreFiles, v.gitignoreFiles);
+  return walk.files.map((f) => f.path);
 }
 
 test('the floor (.git, .rift) is invisible at every depth under every setting', async () => {
@@ -148,9 +157,7 @@ test('the .gitignore chain agrees with git itself', async (t) => {
     const out = spawnSync('git', ['ls-files', '--others', '--exclude-standard', '-z'], { cwd: root, env, encoding: 'utf8' });
     assert.equal(out.status, 0, out.stderr);
     const fromGit = out.stdout.split('\0').filter(Boolean).sort();
-    const v = await Visibility.load(root, policy());
-    const ours = (await walkWorkspace(root, v, policy())).files.map((f) => f.path);
-    assert.deepEqual(ours, fromGit);
+    assert.deepEqual(await visibleFiles(root, policy()), fromGit);
   } finally {
     rmSync(root, { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });
