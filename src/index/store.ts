@@ -866,13 +866,20 @@ export class Store {
   }
 
   /**
+   * Whether \`names\` holds every declaration's name with its count. Asked per query: another
+   * process's cold build may have dropped the triggers since (reads then go to the declarations).
+   */
+  namesCounted(): boolean {
+    return this.cached('names.counted', NAMES_COUNTED).pluck().get() === 1;
+  }
+
+  /**
    * Declarations whose qualified name contains the query (case-insensitive), ranked:
    * exact qualified name, exact short name, case-insensitive equality, qualified-name
    * suffix, other substring; ties by qualified name, short name, path, span start, id.
    */
   findSymbols(q: SymbolQuery): { total: number; rows: SymbolRow[] } {
-    // Asked per query: another process's cold build may have dropped the triggers since.
-    if (!this.cached('names.counted', NAMES_COUNTED).pluck().get()) return this.scanSymbols(q);
+    if (!this.namesCounted()) return this.scanSymbols(q);
     // Names are matched and ranked first (\`names\`: each distinct name once, with its count),
     // then the page's declarations are read name by name.
     const { total, names } = this.pageNames(q);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Engine } from '../../src/services/engine.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { isProse, meaningfulWords } from '../../src/index/rank.ts';
-import { rankedLanes } from '../../src/index/search.ts';
+import { identifierLanes, rankedLanes } from '../../src/index/search.ts';
 import { declarationDoc, queryWords } from '../../src/index/text.ts';
 
 // The fused order: `score` orders every page exactly (pages are slices of one order), test code
@@ -150,3 +150,41 @@ test('a private declaration ranks below its public peer unless the query names o
     removeWorkspace(root);
   }
 });
+
+test("the identifier tier's prefix level is the first declarations by name length, qualified name, path and place, across batches of names and under a path filter", async () => {
+  // 700 distinct names, more than one batch, in two files; a third declares only the last 100
+  // of them, which a filter keeping only it reaches through the second batch of names.
+  const declared: Record<string, number[]> = { a: range(0, 700), b: range(0, 700), c: range(600, 700) };
+  const source = (ks: number[]) => ks.map((k) => `def widget_${k}():\n    pass\n`).join('');
+  const root = tempWorkspace({ 'a/m.py': source(declared.a), 'b/m.py': source(declared.b), 'c/m.py': source(declared.c) });
+  const engine = await Engine.open(root, { watch: false });
+  try {
+    await engine.build();
+    const store = engine.indexer.store;
+    const words = queryWords('widget');
+    const lane = (pathOk: ((p: string) => boolean) | null) =>
+      identifierLanes(store, { words, identifierWords: words, literal: 'widget', prose: false, pathOk, symbols: true, files: false }).names.map(
+        (h) => `${h.score} ${h.row.path}#${h.row.qname}`,
+      );
+    const expected = (keep: (p: string) => boolean) =>
+      ['a', 'b', 'c']
+        .filter((d) => keep(`${d}/m.py`))
+        .flatMap((d) => declared[d].map((k) => ({ path: `${d}/m.py`, qname: `widget_${k}` })))
+        .sort((x, y) => x.qname.length - y.qname.length || (x.qname < y.qname ? -1 : x.qname > y.qname ? 1 : 0) || (x.path < y.path ? -1 : 1))
+        .slice(0, 500)
+        .map((d) => `2 ${d.path}#${d.qname}`); // level 2: a prefix of the name
+    assert.deepEqual(lane(null), expected(() => true));
+    const notA = (p: string) => !p.startsWith('a/');
+    assert.deepEqual(lane(notA), expected(notA));
+    const onlyC = (p: string) => p.startsWith('c/');
+    assert.equal(expected(onlyC).length, 100);
+    assert.deepEqual(lane(onlyC), expected(onlyC));
+  } finally {
+    await engine.close();
+    removeWorkspace(root);
+  }
+});
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from }, (_, i) => from + i);
+}
