@@ -139,24 +139,26 @@ const PROSE_FIELDS: FieldWeights = { name: 1, doc: 3, body: 1 };
 function rankedSymbols(store: Store, weights: FieldWeights, words: Record<keyof FieldWeights, readonly QueryWord[]>): SymbolHitRow[] {
   // The name and documentation fields: one row per declaration, the rowid its id.
   const byField = (table: 'symbols_fts' | 'docs_fts', fieldWords: readonly QueryWord[]) =>
-    store.prepared(
-      `search.rankedSymbols.${table}`,
-      `SELECT s.id, bm25(${table}) AS score
-       FROM ${table} JOIN symbols s ON s.id = ${table}.rowid ${SYMBOL_JOINS}
-       WHERE ${table} MATCH @match AND rift_path_ok(f.path)
-       ORDER BY score, s.id LIMIT ${LANE_CANDIDATES_MAX}`,
-    ).all({ match: anyStemmed(fieldWords) }) as Array<{ id: number; score: number }>;
+    bestScored<{ id: number; score: number }>(store, `search.rankedSymbols.${table}`, table, fieldWords, {
+      matches: `SELECT s.id, bm25(${table}) AS score
+        FROM ${table} JOIN symbols s ON s.id = ${table}.rowid ${SYMBOL_JOINS}
+        WHERE ${table} MATCH @match AND rift_path_ok(f.path)`,
+      tie: 'id',
+      limit: LANE_CANDIDATES_MAX,
+    });
   const byName = byField('symbols_fts', words.name);
   const byDoc = byField('docs_fts', words.doc);
-  const byBody = store.prepared(
-    'search.rankedSymbols.body',
-    `SELECT id, min(score) AS score FROM (
-       SELECT c.symbol_id AS id, bm25(chunks_fts) AS score
-       FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
-       WHERE chunks_fts MATCH @match AND c.symbol_id IS NOT NULL AND rift_path_ok(f.path)
-       ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2})
-     GROUP BY id`,
-  ).all({ match: anyStemmed(words.body) }) as Array<{ id: number; score: number }>;
+  // The body: a declaration's best chunk.
+  const bodyChunks = bestScored<{ id: number; chunk: number; score: number }>(store, 'search.rankedSymbols.body', 'chunks_fts', words.body, {
+    matches: `SELECT c.symbol_id AS id, c.id AS chunk, bm25(chunks_fts) AS score
+      FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
+      WHERE chunks_fts MATCH @match AND c.symbol_id IS NOT NULL AND rift_path_ok(f.path)`,
+    tie: 'chunk',
+    limit: LANE_CANDIDATES_MAX * 2,
+  });
+  const bodyScores = new Map<number, number>();
+  for (const r of bodyChunks) if (!bodyScores.has(r.id)) bodyScores.set(r.id, r.score);
+  const byBody = [...bodyScores].map(([id, score]) => ({ id, score }));
   const scores = new Map<number, number>();
   const add = (rows: Array<{ id: number; score: number }>, weight: number) => {
     for (const r of rows) scores.set(r.id, (scores.get(r.id) ?? 0) + weight * r.score);
@@ -173,6 +175,61 @@ function rankedSymbols(store: Store, weights: FieldWeights, words: Record<keyof 
   );
   const coverage = symbolCoverage(store, [...new Set([...words.name, ...words.body])], ids);
   return ranked.filter(([id]) => rows.has(id)).map(([id, score]) => ({ row: rows.get(id)!, score, coverage: coverage.get(id) ?? 1 }));
+}
+
+/**
+ * Rows a ranked query scores at most: BM25 is computed for every row a word's list holds, so a
+ * word in millions of rows (\`self\` in 32 stdlib copies: 1.8 million chunks, 2 s) would make
+ * the cost of one query grow with the tree.
+ */
+const SCORED_ROWS_MAX = scoredRowsMax();
+
+/** SCORED_ROWS_MAX: 20,000, or RIFT_SEARCH_SCORED_ROWS (a positive integer) where tests need a small tree to reach it. */
+function scoredRowsMax(): number {
+  const env = Number(process.env.RIFT_SEARCH_SCORED_ROWS);
+  return Number.isInteger(env) && env > 0 ? env : 20_000;
+}
+
+/**
+ * The best `limit` rows of a ranked query, by score then `tie`. `matches` selects every row the
+ * words match (\`@match\`: any of them) with its BM25 \`score\`. Up to SCORED_ROWS_MAX matches,
+ * every one is scored and the answer is exact. Past it, an even sample of about SCORED_ROWS_MAX
+ * matches is scored — every k-th row id (no part of the tree favoured), k told from how far
+ * into the row ids the first SCORED_ROWS_MAX matches reach — together with the rows carrying
+ * every word (exact while they fit, sampled alike beyond): the rows that rank first are not
+ * left to the sample.
+ */
+function bestScored<T extends { score: number }>(
+  store: Store,
+  key: string,
+  table: 'symbols_fts' | 'docs_fts' | 'chunks_fts',
+  words: readonly QueryWord[],
+  q: { matches: string; tie: 'id' | 'chunk'; limit: number },
+): T[] {
+  const order = `score, ${q.tie}`;
+  const run = (match: string): { rows: T[]; sampled: boolean } => {
+    // The row id of the first match past the scored ones, read from the index alone (which stops there).
+    const past = store
+      .prepared(`${key}.past`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match LIMIT 1 OFFSET ${SCORED_ROWS_MAX}`)
+      .pluck()
+      .get({ match }) as number | undefined;
+    if (past === undefined) return { rows: store.prepared(`${key}.all`, `SELECT * FROM (${q.matches}) ORDER BY ${order} LIMIT ${q.limit}`).all({ match }) as T[], sampled: false };
+    // Each alone, so SQLite reads either end of the table's ids rather than every row.
+    const rows = table === 'chunks_fts' ? 'chunks' : 'symbols';
+    const ids = store.prepared(`search.ids.${table}`, `SELECT (SELECT min(id) FROM ${rows}) AS lo, (SELECT max(id) FROM ${rows}) AS hi`).get() as { lo: number; hi: number };
+    const every = Math.max(2, Math.ceil((ids.hi - ids.lo + 1) / Math.max(1, past - ids.lo + 1)));
+    const sample = store
+      .prepared(`${key}.sampled`, `SELECT * FROM (${q.matches} AND ${table}.rowid % @every = 0) ORDER BY ${order} LIMIT ${q.limit}`)
+      .all({ match, every }) as T[];
+    return { rows: sample, sampled: true };
+  };
+  const any = run(anyStemmed(words));
+  if (!any.sampled || words.length < 2) return any.rows;
+  // The sample may have passed over the rows carrying every word: they join it.
+  const tie = (r: T) => (r as unknown as Record<'id' | 'chunk', number>)[q.tie];
+  const seen = new Set(any.rows.map(tie));
+  const merged = [...any.rows, ...run(words.map((w) => stemmed(w)).join(' AND ')).rows.filter((r) => !seen.has(tie(r)))];
+  return merged.sort((a, b) => a.score - b.score || tie(a) - tie(b)).slice(0, q.limit);
 }
 
 /** How many distinct query words each declaration's name or own text carries. */
@@ -221,13 +278,13 @@ function matchingAmong(store: Store, table: 'symbols_fts' | 'chunks_fts', match:
 }
 
 function rankedFiles(store: Store, words: readonly QueryWord[]): FileHitRow[] {
-  const rows = store.prepared(
-    'search.rankedChunks',
-    `SELECT c.id, f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line, c.symbol_id IS NOT NULL AS owned, bm25(chunks_fts) AS score
-     FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
-     WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)
-     ORDER BY score, c.id LIMIT ${LANE_CANDIDATES_MAX * 2}`,
-  ).all({ match: anyStemmed(words) }) as Array<FileHitRow & { id: number }>;
+  const rows = bestScored<FileHitRow & { id: number }>(store, 'search.rankedChunks', 'chunks_fts', words, {
+    matches: `SELECT c.id, f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line, c.symbol_id IS NOT NULL AS owned, bm25(chunks_fts) AS score
+      FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
+      WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)`,
+    tie: 'id',
+    limit: LANE_CANDIDATES_MAX * 2,
+  });
   const coverage = coverageOf(store, 'chunks_fts', words, rows.map((r) => r.id));
   // One unit per file: its chunk carrying the most words, then the best score.
   const best = new Map<number, FileHitRow>();
