@@ -12,7 +12,7 @@ import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { sourcePolicy, type Visibility } from '../workspace/visibility.ts';
-import { walkVisible, compareProjectPaths, nfcConflict, type WalkResult } from '../workspace/walk.ts';
+import { walkVisible, compareProjectPaths, nfcConflict, pathPlace, type WalkResult } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
@@ -899,17 +899,8 @@ const STAMP_BLOCK = 1 << 16;
 
 /** Visible files left out: by the walk, and (stored as skipped) by the parse, in path order. */
 function leftOutOf(walk: WalkResult, skipped: ReadonlyMap<string, SkippedFile>): Array<{ path: string; reason: string }> {
-  const walked = (path: string): boolean => {
-    // The walk's files are in path order: a binary search, not a set of every path.
-    let lo = 0;
-    let hi = walk.files.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (compareProjectPaths(walk.files[mid].path, path) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < walk.files.length && walk.files[lo].path === path;
-  };
+  // The walk's files are in path order: a binary search, not a set of every path.
+  const walked = (path: string): boolean => walk.files[pathPlace(walk.files, path, (f) => f.path)]?.path === path;
   return [...walk.skipped, ...[...skipped.values()].filter((k) => walked(k.path)).map((k) => ({ path: k.path, reason: k.reason }))].sort((a, b) =>
     compareProjectPaths(a.path, b.path),
   );

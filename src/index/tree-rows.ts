@@ -1,5 +1,5 @@
 import { TreeRevisionHash } from '../core/digest.ts';
-import { compareProjectPaths } from '../workspace/walk.ts';
+import { compareProjectPaths, pathPlace } from '../workspace/walk.ts';
 
 /**
  * The stored files' digests in path order (SQLite's binary order, which is
@@ -73,14 +73,7 @@ export class TreeRows {
 
   /** Where `path` is, or would be, among the paths. */
   private index(path: string): number {
-    let lo = 0;
-    let hi = this.paths.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (compareProjectPaths(this.paths[mid], path) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return pathPlace(this.paths, path, (p) => p);
   }
 
   /** The buffer and where each file's record starts in it (one more entry: its length). */

@@ -53,6 +53,18 @@ function fixup(c: number): number {
   return c >= 0xe000 ? c - 0x800 : c + 0x2000;
 }
 
+/** Where `path` is, or would be, among `items` in project path order (`compareProjectPaths`). */
+export function pathPlace<T>(items: readonly T[], path: string, pathOf: (item: T) => string): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareProjectPaths(pathOf(items[mid]), path) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** Sort entries by path in byte order; plain code-unit order when no path has a surrogate. */
