@@ -17,7 +17,7 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileUpdate, type SkippedFile, type StoredFile } from './store.ts';
+import { Store, type FileTouch, type FileUpdate, type SkippedFile, type StoredFile } from './store.ts';
 import { replaceDamaged, storeDamage } from './store-open.ts';
 import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
@@ -521,7 +521,7 @@ export class Indexer {
   /** Splits parse outcomes into content updates, metadata-only touches and drops. */
   private classify(results: readonly ParseOutcome[], stored: ReadonlyMap<string, { sha256: string; language: string | null; parsed: boolean; unparsed: string | null }>) {
     const updates: FileUpdate[] = [];
-    const touches: { path: string; mtimeMs: number; size: number }[] = [];
+    const touches: FileTouch[] = [];
     const drops: string[] = [];
     for (const r of results) {
       const prev = stored.get(r.path) ?? this.store.file(r.path);
@@ -530,13 +530,14 @@ export class Indexer {
         continue;
       }
       if (prev && prev.sha256 === r.sha256 && prev.language === r.language && prev.parsed === (r.symbols !== null) && prev.unparsed === r.unparsed) {
-        touches.push({ path: r.path, mtimeMs: r.mtimeMs, size: r.size });
+        touches.push({ path: r.path, mtimeMs: r.mtimeMs, size: r.size, stamp: r.stamp });
       } else {
         updates.push({
           path: r.path,
           sha256: r.sha256,
           size: r.size,
           mtimeMs: r.mtimeMs,
+          stamp: r.stamp,
           language: r.language,
           lines: r.lines,
           symbols: r.symbols,

@@ -65,6 +65,8 @@ export type ParseOutcome =
       sha256: string;
       size: number;
       mtimeMs: number;
+      /** The read's stamp of the file's state (see `readSourceFileSync`), or null (racy, or not read from the workspace). */
+      stamp: string | null;
       language: LanguageId | null;
       /** Line count of the bytes. */
       lines: number;
@@ -116,11 +118,11 @@ export function runParseItem(root: string, maxFileBytes: number, item: ParseItem
     return { path: item.path, ok: false, reason: 'unreadable' };
   }
   if (!read.ok) return { path: item.path, ok: false, reason: read.reason };
-  return parseBytes(item, read.bytes, read.sha256, read.mtimeMs);
+  return parseBytes(item, read.bytes, read.sha256, read.mtimeMs, read.stamp);
 }
 
 /** The rows of admitted bytes (bounded, UTF-8, no NUL), wherever they were read from. */
-export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number): ParseOutcome & { ok: true } {
+export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, mtimeMs: number, stamp: string | null = null): ParseOutcome & { ok: true } {
   let declarations: Declaration[] | null = null;
   let unparsed: string | null = null;
   let relations: FileRelations | null = null;
@@ -141,6 +143,7 @@ export function parseBytes(item: ParseItem, bytes: Uint8Array, sha256: string, m
     sha256,
     size: bytes.byteLength,
     mtimeMs,
+    stamp,
     language,
     lines: lineCount(bytes),
     symbols: declarations ? symbolInputs(bytes, declarations) : null,
@@ -167,6 +170,7 @@ export function outcomeFromRows(
     sha256,
     size: bytes.byteLength,
     mtimeMs: 0,
+    stamp: null,
     language: item.language,
     lines: rows.lines,
     unparsed: null,

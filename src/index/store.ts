@@ -23,7 +23,7 @@ import { TreeRows } from './tree-rows.ts';
 // declaration-aligned chunks, names-only symbol full text; 8: qualified names looked up by key;
 // 9: why a claimed file is unparsed; 11: distinct names with their counts for get_symbol, the
 // trigram index over names; 12: the suffix index an expression, not a stored column).
-const SCHEMA_VERSION = '12';
+const SCHEMA_VERSION = '13';
 
 /** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -153,6 +153,8 @@ export interface FileUpdate {
   sha256: string;
   size: number;
   mtimeMs: number;
+  /** The state the bytes were read in (see `readSourceFileSync`), or null. */
+  stamp: string | null;
   language: string | null;
   lines: number;
   /** Declarations as rows; null when no provider parsed the file. */
@@ -160,6 +162,14 @@ export interface FileUpdate {
   unparsed: string | null;
   /** Full-text input; null leaves the file out of the full-text tier. */
   text: TextInput | null;
+}
+
+/** A file re-read at a new stat stamp with the bytes the store holds: only its metadata changes. */
+export interface FileTouch {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  stamp: string | null;
 }
 
 export interface SkippedFile {
@@ -286,6 +296,14 @@ export class Store {
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
+    // Version 12 lacks only the files' read stamps: added empty (each file is hashed on its first
+    // read until it is indexed again).
+    // Runs inside the opening transaction (see \`init\`).
+    if (row?.value === '12' && present.n === tables.length) {
+      db.exec(`ALTER TABLE files ADD COLUMN stamp TEXT`);
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(SCHEMA_VERSION);
+      return Store.migrate(db);
+    }
     // A current schema with every table is kept; anything else is rebuilt from the tree.
     if (row && row.value === SCHEMA_VERSION && present.n === tables.length) {
       // A process that ended inside a cold build left the names uncounted.
@@ -312,7 +330,10 @@ export class Store {
         path TEXT NOT NULL UNIQUE,
         blob_id INTEGER NOT NULL UNIQUE,
         size INTEGER NOT NULL,
-        mtime_ms REAL NOT NULL
+        mtime_ms REAL NOT NULL,
+        -- The state (inode, size, mtime, ctime) the file was in when its bytes were read and
+        -- hashed; a read finding it unchanged takes a span without hashing the whole file again.
+        stamp TEXT
       );
       -- What was indexed of some bytes: their digest, the language they were parsed as, whether a
       -- provider parsed them, their line count. Symbols and chunks belong to a blob, not a path.
@@ -416,9 +437,10 @@ export class Store {
       insertBlob: db.prepare(`INSERT INTO blobs(sha256, language, parsed, lines, unparsed) VALUES (?, ?, ?, ?, ?)`),
       updateBlob: db.prepare(`UPDATE blobs SET sha256 = ?, language = ?, parsed = ?, lines = ?, unparsed = ? WHERE id = ?`),
       deleteBlob: db.prepare(`DELETE FROM blobs WHERE id = ?`),
-      insertFile: db.prepare(`INSERT INTO files(path, blob_id, size, mtime_ms) VALUES (?, ?, ?, ?)`),
-      updateFile: db.prepare(`UPDATE files SET size = ?, mtime_ms = ? WHERE id = ?`),
-      touchFile: db.prepare(`UPDATE files SET mtime_ms = ?, size = ? WHERE path = ?`),
+      insertFile: db.prepare(`INSERT INTO files(path, blob_id, size, mtime_ms, stamp) VALUES (?, ?, ?, ?, ?)`),
+      updateFile: db.prepare(`UPDATE files SET size = ?, mtime_ms = ?, stamp = ? WHERE id = ?`),
+      touchFile: db.prepare(`UPDATE files SET mtime_ms = ?, size = ?, stamp = ? WHERE path = ?`),
+      fileStamp: db.prepare(`SELECT b.sha256, f.stamp FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.id = ?`),
       deleteFile: db.prepare(`DELETE FROM files WHERE id = ?`),
       // A declaration's full-text input is its qualified name, so that is its key.
       symbolsOfBlob: db.prepare(`SELECT id, qname AS key FROM symbols WHERE blob_id = ?`),
@@ -546,6 +568,12 @@ export class Store {
     const known = this.verified.get(file.path);
     if (known && known.sha256 === file.sha256) {
       const span = readSpanSync(this.root, file.path, start, end, known.stamp);
+      if (span) return span;
+    } else {
+      // The state the indexer read and hashed these bytes in, when no read here has verified one
+      // (read with the digest: another process may have re-indexed the file since \`file\`).
+      const stored = this.stmts.fileStamp.get(file.id) as { sha256: string; stamp: string | null } | undefined;
+      const span = stored?.sha256 === file.sha256 && stored.stamp ? readSpanSync(this.root, file.path, start, end, stored.stamp) : null;
       if (span) return span;
     }
     const read = readSourceFileSync(this.root, file.path, file.size);
@@ -707,7 +735,7 @@ export class Store {
    */
   applyBatch(
     updates: readonly FileUpdate[],
-    touches: readonly { path: string; mtimeMs: number; size: number }[],
+    touches: readonly FileTouch[],
     deletions: readonly string[],
     skips: readonly SkippedFile[] = [],
   ): void {
@@ -726,7 +754,7 @@ export class Store {
         s.deleteFile.run(f.id);
         s.deleteBlob.run(f.blobId);
       }
-      for (const t of touches) s.touchFile.run(t.mtimeMs, t.size, t.path);
+      for (const t of touches) s.touchFile.run(t.mtimeMs, t.size, t.stamp, t.path);
       for (const u of updates) {
         const parsed = u.symbols !== null ? 1 : 0;
         const prev = s.fileByPath.get(u.path) as { id: number; blobId: number } | undefined;
@@ -734,10 +762,10 @@ export class Store {
         if (prev) {
           blob = prev.blobId;
           s.updateBlob.run(u.sha256, u.language, parsed, u.lines, u.unparsed, blob);
-          s.updateFile.run(u.size, u.mtimeMs, prev.id);
+          s.updateFile.run(u.size, u.mtimeMs, u.stamp, prev.id);
         } else {
           blob = Number(s.insertBlob.run(u.sha256, u.language, parsed, u.lines, u.unparsed).lastInsertRowid);
-          s.insertFile.run(u.path, blob, u.size, u.mtimeMs);
+          s.insertFile.run(u.path, blob, u.size, u.mtimeMs, u.stamp);
         }
         const ids = u.symbols && u.language ? this.replaceDeclarations(blob, u.symbols, u.text) : (this.dropSymbols(blob), []);
         if (u.text) this.replaceChunks(blob, u.text.chunks, ids);
@@ -1155,7 +1183,8 @@ export class Store {
     const copy = new Database(image);
     try {
       copy.transaction(() => {
-        const put = copy.prepare('UPDATE files SET size = ?, mtime_ms = ? WHERE path = ?');
+        // The copy's files are other inodes: their bytes are verified on first read.
+        const put = copy.prepare('UPDATE files SET size = ?, mtime_ms = ?, stamp = NULL WHERE path = ?');
         for (const [path, st] of stamps) put.run(st.size, st.mtimeMs, path);
         // The copy's files are not what the seal's walk saw.
         copy.exec(`DELETE FROM meta WHERE key = 'reconciled'`);

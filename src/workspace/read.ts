@@ -30,9 +30,22 @@ export type BytesOutcome =
   | { ok: true; bytes: Uint8Array; mtimeMs: number; stamp: string | null }
   | { ok: false; reason: Exclude<ReadFailure, 'not_utf8' | 'nul_byte'> };
 
-/** What identifies one state of a file's bytes: any write or replacement changes it. */
-function stampOf(fd: number): string {
+/**
+ * A change this recent may share its timestamps with the next one: the kernel stamps files from a
+ * clock that advances once per tick (up to 10 ms), and some filesystems keep whole seconds.
+ */
+const RACY_NS = 50_000_000n;
+const RACY_WHOLE_SECOND_NS = 2_000_000_000n;
+
+/**
+ * What identifies one state of a file's bytes: any write or replacement changes it. Null while
+ * the last change is too recent to tell apart from a next one within the same clock tick (a
+ * write of the same size then leaves every field as it was), as git treats "racy" entries.
+ */
+function stampOf(fd: number): string | null {
   const st = fstatSync(fd, { bigint: true });
+  const age = BigInt(Date.now()) * 1_000_000n - st.ctimeNs;
+  if (age < (st.ctimeNs % 1_000_000_000n === 0n ? RACY_WHOLE_SECOND_NS : RACY_NS)) return null;
   return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 

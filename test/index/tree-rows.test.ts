@@ -12,7 +12,7 @@ import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 // rolled-back transaction has them read again. Each revision here is checked against one
 // computed from the table itself.
 
-const update = (path: string, text: string): FileUpdate => ({ path, sha256: sha256Hex(text), size: text.length, mtimeMs: 1, language: null, lines: 1, symbols: null, unparsed: null, text: null });
+const update = (path: string, text: string): FileUpdate => ({ path, sha256: sha256Hex(text), size: text.length, mtimeMs: 1, stamp: null, language: null, lines: 1, symbols: null, unparsed: null, text: null });
 
 /** The tree revision of what the database file holds, read by a connection of its own. */
 function fromTable(file: string): string {
