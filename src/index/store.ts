@@ -46,11 +46,20 @@ const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'docs_fts', 'names_trigram'] as
 export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
   UNION SELECT id FROM symbols WHERE qname_key = @key AND qname_lower = @lower`;
 
+/** The last character of a \`names\` row's lowercased qualified name (names_suffix). */
+const NAME_LAST = `substr(qname_lower, -1)`;
 /**
- * The last two characters of a \`names\` row's lowercased qualified name, reversed: a one- or
- * two-character suffix is a range of the index over it (names_rtail).
+ * Rows of \`json_each\` numbered 0 to the length of \`s\` less one (triggers cannot recurse): the
+ * positions of its characters.
  */
-const NAME_RTAIL = `(substr(qname_lower, -1, 1) || substr(qname_lower, -2, 1))`;
+const positionsOf = (s: string) => `json_each('[' || substr(replace(hex(zeroblob(length(${s}))), '00', ',0'), 2) || ']')`;
+/** The distinct one- and two-character substrings (\`gram\`) of the lowercased qualified name \`s\`. */
+/** Longest query whose total \`name_grams\` holds. */
+const NAME_GRAM_MAX = 2;
+/** The distinct substrings of one to NAME_GRAM_MAX characters (\`gram\`) of the lowercased qualified name \`s\`. */
+const gramsOf = (s: string) =>
+  `SELECT DISTINCT substr(${s}, p.key + 1, w.value) AS gram FROM ${positionsOf(s)} p,
+     json_each('[${Array.from({ length: NAME_GRAM_MAX }, (_, i) => i + 1).join(',')}]') w WHERE p.key + w.value <= length(${s})`;
 /** A symbol row (\`new.\`) counted into its name, and one (\`old.\`) counted out, the name going at zero. */
 const NAME_COUNT_IN = `INSERT INTO names(qname, name, qname_lower, name_lower, n) VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1)
       ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;`;
@@ -72,8 +81,19 @@ const NAME_TRIGGERS = `
     WHEN old.qname IS NOT new.qname OR old.name IS NOT new.name BEGIN
     ${NAME_COUNT_OUT}
     ${NAME_COUNT_IN}
+  END;
+  -- Each one- and two-character substring's total of declarations (Store.countGrams).
+  CREATE TRIGGER IF NOT EXISTS name_grams_insert AFTER INSERT ON names BEGIN
+    INSERT INTO name_grams(gram, total) SELECT gram, new.n FROM (${gramsOf('new.qname_lower')}) WHERE true
+      ON CONFLICT (gram) DO UPDATE SET total = total + excluded.total;
+  END;
+  CREATE TRIGGER IF NOT EXISTS name_grams_count AFTER UPDATE OF n ON names BEGIN
+    UPDATE name_grams SET total = total + new.n - old.n WHERE gram IN (${gramsOf('new.qname_lower')});
+  END;
+  CREATE TRIGGER IF NOT EXISTS name_grams_delete AFTER DELETE ON names BEGIN
+    UPDATE name_grams SET total = total - old.n WHERE gram IN (${gramsOf('old.qname_lower')});
   END;`;
-const NAME_TRIGGER_NAMES = ['names_symbol_insert', 'names_symbol_delete', 'names_symbol_rename'];
+const NAME_TRIGGER_NAMES = ['names_symbol_insert', 'names_symbol_delete', 'names_symbol_rename', 'name_grams_insert', 'name_grams_count', 'name_grams_delete'];
 /** 1 when every trigger of NAME_TRIGGERS is in place. */
 const NAMES_COUNTED = `SELECT count(*) = ${NAME_TRIGGER_NAMES.length} FROM sqlite_master WHERE type = 'trigger' AND name IN (${NAME_TRIGGER_NAMES.map((t) => `'${t}'`).join(', ')})`;
 /** get_symbol's rank of a \`names\` row for the query (\`@query\`, \`@lower\`, \`@len\`). */
@@ -292,15 +312,24 @@ export class Store {
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = ['files', 'blobs', 'symbols', 'names', 'names_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
+    const tables = ['files', 'blobs', 'symbols', 'names', 'name_grams', 'names_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
-    // Version 12 lacks only the files' read stamps: added empty (each file is hashed on its first
-    // read until it is indexed again).
-    // Runs inside the opening transaction (see \`init\`).
-    if (row?.value === '12' && present.n === tables.length) {
-      db.exec(`ALTER TABLE files ADD COLUMN stamp TEXT`);
+    // Version 12 lacks the files' read stamps (added empty: each file is hashed on its first read
+    // until it is indexed again) and the names' substring totals (counted from the names). Runs
+    // inside the opening transaction (see \`init\`).
+    if (row?.value === '12' && present.n === tables.length - 1) {
+      for (const t of NAME_TRIGGER_NAMES) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
+      db.exec(`
+        ALTER TABLE files ADD COLUMN stamp TEXT;
+        DROP INDEX IF EXISTS names_rtail;
+        CREATE INDEX names_suffix ON names(${NAME_LAST}, qname, name);
+        CREATE INDEX names_short ON names(qname_lower) WHERE length(qname_lower) <= ${NAME_GRAM_MAX};
+        CREATE TABLE name_grams (gram TEXT PRIMARY KEY, total INTEGER NOT NULL) WITHOUT ROWID;
+      `);
+      Store.countGrams(db);
+      db.exec(NAME_TRIGGERS);
       db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(SCHEMA_VERSION);
       return Store.migrate(db);
     }
@@ -316,6 +345,7 @@ export class Store {
       DROP TABLE IF EXISTS symbols_trigram;
       DROP TABLE IF EXISTS names_trigram;
       DROP TABLE IF EXISTS names;
+      DROP TABLE IF EXISTS name_grams;
       DROP TABLE IF EXISTS symbols_fts;
       DROP TABLE IF EXISTS docs_fts;
       DROP TABLE IF EXISTS chunks_fts;
@@ -388,7 +418,12 @@ export class Store {
         UNIQUE (qname, name)
       );
       CREATE INDEX names_name_lower ON names(name_lower);
-      CREATE INDEX names_rtail ON names(${NAME_RTAIL});
+      -- A one- or two-character query's names: those ending in it in page order (a range of the
+      -- last character), and those equal to it (a handful).
+      CREATE INDEX names_suffix ON names(${NAME_LAST}, qname, name);
+      CREATE INDEX names_short ON names(qname_lower) WHERE length(qname_lower) <= ${NAME_GRAM_MAX};
+      -- The total a one- or two-character query matches (\`instr\` over every name otherwise).
+      CREATE TABLE name_grams (gram TEXT PRIMARY KEY, total INTEGER NOT NULL) WITHOUT ROWID;
       -- Substring lookup of qualified names; the names themselves are read from \`names\`. Positions
       -- (detail full) let short patterns match without a recheck of every candidate.
       CREATE VIRTUAL TABLE names_trigram USING fts5(qname_lower, content = 'names', content_rowid = 'id',
@@ -955,27 +990,17 @@ export class Store {
         if (count.names <= NAMES_SORTED_MAX) return { total: count.total, names };
       }
     }
-    // More (a common word, or a query under three characters, which may match every name): the
-    // names are scanned, the ranked head (exact names and suffixes) sorted, the rest read in
-    // name order through the table's unique index, stopping at the page's end. Over the
-    // lowercased names, a substring is a substring whichever way it is found. A query under
-    // three characters finds its head through two indexes instead: an equal short name, and a
-    // suffix as a range of the reversed last two characters.
-    const short = chars.length < 3;
-    const head = short ? `WHERE name_lower = @lower OR ${NAME_RTAIL} BETWEEN @rlo AND @rhi` : `WHERE ${NAME_MATCH} AND ${NAME_HEAD}`;
-    const reversed = [...chars].reverse().join('');
-    const headParams = { ...params, rlo: reversed, rhi: chars.length === 1 ? `${reversed}\u{10ffff}` : reversed };
-    const stats = short
-      ? {
-          total: this.cached('names.total', `SELECT coalesce(sum(n), 0) FROM names WHERE ${NAME_MATCH}`).pluck().get(params) as number,
-          head: this.cached('names.headTotal', `SELECT coalesce(sum(n), 0) FROM names ${head}`).pluck().get(headParams) as number,
-        }
-      : (this.cached(
-          'names.stats',
-          `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${NAME_MATCH}`,
-        ).get(params) as { total: number; head: number });
+    if (chars.length > 0 && chars.length <= NAME_GRAM_MAX) return this.pageShortNames(q, { ...params, last: chars.at(-1) ?? '' });
+    // More (a common word): the names are scanned, the ranked head (exact names and suffixes)
+    // sorted, the rest read in name order through the table's unique index, stopping at the
+    // page's end. Over the lowercased names, a substring is a substring whichever way it is found.
+    const head = `WHERE ${NAME_MATCH} AND ${NAME_HEAD}`;
+    const stats = this.cached(
+      'names.stats',
+      `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${NAME_MATCH}`,
+    ).get(params) as { total: number; head: number };
     const names: PageName[] = [];
-    if (q.offset < stats.head) names.push(...(this.cached(`names.head:${short}`, rankedNames(head)).all(headParams) as PageName[]));
+    if (q.offset < stats.head) names.push(...(this.cached('names.head', rankedNames(head)).all(params) as PageName[]));
     if (q.offset + q.limit > stats.head && q.offset < stats.total) {
       const tail = this.cached(
         'names.tail',
@@ -987,6 +1012,41 @@ export class Store {
       names.push(...(tail.all({ ...params, head: stats.head }) as PageName[]));
     }
     return { total: stats.total, names };
+  }
+
+  /**
+   * pageNames for a query of one or two characters, which may be in most names: the total is
+   * kept (\`name_grams\`), and the page's names are read in page order from indexes, stopping at
+   * its end — those equal to the query (ranks 0-2, a handful, sorted), those ending in it (rank
+   * 3, a range of the last character's index in name order), then the others in name order.
+   */
+  private pageShortNames(q: SymbolQuery, params: Record<string, string | number>): { total: number; names: PageName[] } {
+    const total = (this.cached('names.gramTotal', `SELECT total FROM name_grams WHERE gram = @lower`).pluck().get(params) as number | undefined) ?? 0;
+    const names: PageName[] = [];
+    if (q.offset >= total || q.limit === 0) return { total, names };
+    const columns = 'qname, name, qname_lower, n';
+    const notEqual = 'name_lower <> @lower AND qname_lower <> @lower';
+    const segments = [
+      this.cached(
+        'names.shortEqual',
+        `SELECT ${columns} FROM (
+           SELECT ${columns}, ${NAME_RANK} AS rank FROM names WHERE name_lower = @lower
+           UNION SELECT ${columns}, ${NAME_RANK} AS rank FROM names WHERE length(qname_lower) <= ${NAME_GRAM_MAX} AND qname_lower = @lower)
+         ORDER BY rank, qname, name`,
+      ),
+      this.cached('names.shortSuffix', `SELECT ${columns} FROM names WHERE ${NAME_LAST} = @last AND substr(qname_lower, -@len) = @lower AND ${notEqual} ORDER BY qname, name`),
+      this.cached('names.shortOther', `SELECT ${columns} FROM names WHERE ${NAME_MATCH} AND substr(qname_lower, -@len) <> @lower AND ${notEqual} ORDER BY qname, name`),
+    ];
+    const end = q.offset + q.limit;
+    let upto = 0;
+    for (const segment of segments) {
+      for (const row of segment.iterate(params) as IterableIterator<Omit<PageName, 'upto'>>) {
+        upto += row.n;
+        if (upto > q.offset) names.push({ ...row, upto });
+        if (upto >= end) return { total, names };
+      }
+    }
+    return { total, names };
   }
 
   /** The page of declarations `names` (from pageNames) hold, in page order. */
@@ -1058,11 +1118,27 @@ export class Store {
    */
   private static countNames(db: Database.Database): void {
     db.transaction(() => {
+      for (const t of NAME_TRIGGER_NAMES) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
       db.exec(`DELETE FROM names`);
       db.exec(`INSERT INTO names(qname, name, qname_lower, name_lower, n)
         SELECT qname, name, qname_lower, name_lower, count(*) FROM symbols GROUP BY qname, name ORDER BY qname, name`);
+      Store.countGrams(db);
       db.exec(NAME_TRIGGERS);
     }).immediate();
+  }
+
+  /** Counts \`name_grams\` from the names, as its triggers would have (the caller holds them off). */
+  private static countGrams(db: Database.Database): void {
+    const totals = new Map<string, number>();
+    for (const [lower, n] of db.prepare(`SELECT qname_lower, n FROM names`).raw().iterate() as IterableIterator<[string, number]>) {
+      const chars = [...lower];
+      const grams = new Set<string>();
+      for (let i = 0; i < chars.length; i++) for (let w = 1; w <= NAME_GRAM_MAX && i + w <= chars.length; w++) grams.add(chars.slice(i, i + w).join(''));
+      for (const g of grams) totals.set(g, (totals.get(g) ?? 0) + n);
+    }
+    db.exec(`DELETE FROM name_grams`);
+    const put = db.prepare(`INSERT INTO name_grams(gram, total) VALUES (?, ?)`);
+    for (const [g, total] of totals) put.run(g, total);
   }
 
   private readonly statementCache = new Map<string, Database.Statement>();

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Store } from '../../src/index/store.ts';
 import { readSourceFileSync, readSpanSync } from '../../src/workspace/read.ts';
+import { assertNamesCounted } from '../helpers/names.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { runCli } from '../helpers/cli.ts';
 
@@ -75,7 +76,7 @@ test('a file read within the clock-tick window of its last change carries no sta
   }
 });
 
-test('a version-12 store gains the stamp column in place, keeping its rows', () => {
+test('a version-12 store is brought to 13 in place: stamps empty, substring totals counted, rows kept', () => {
   const root = tempWorkspace({ 'a.py': 'def alpha():\n    return 1\n' });
   try {
     const built = runCli(['index', '--json'], root);
@@ -83,16 +84,24 @@ test('a version-12 store gains the stamp column in place, keeping its rows', () 
     const file = join(root, '.rift', 'rift.db');
     const db = new Database(file);
     const before = db.prepare(`SELECT id, name FROM symbols ORDER BY id`).all();
-    db.exec(`ALTER TABLE files DROP COLUMN stamp; UPDATE meta SET value = '12' WHERE key = 'schema_version'`);
+    // Version 12 as it was: no stamps, no substring totals or their triggers and indexes.
+    db.exec(`
+      ALTER TABLE files DROP COLUMN stamp;
+      DROP TRIGGER name_grams_insert; DROP TRIGGER name_grams_count; DROP TRIGGER name_grams_delete;
+      DROP TABLE name_grams; DROP INDEX names_suffix; DROP INDEX names_short;
+      UPDATE meta SET value = '12' WHERE key = 'schema_version';
+    `);
     db.close();
     const store = Store.openFile(file, root);
     try {
       assert.equal(store.meta('schema_version'), '13');
       assert.deepEqual(store.prepared('test.symbols', `SELECT id, name FROM symbols ORDER BY id`).all(), before);
       assert.deepEqual(store.prepared('test.stamps', `SELECT path, stamp FROM files`).all(), [{ path: 'a.py', stamp: null }]);
+      assert.equal(store.findSymbols({ query: 'a', offset: 0, limit: 5 }).total, 1);
     } finally {
       store.close();
     }
+    assertNamesCounted(file);
   } finally {
     removeWorkspace(root);
   }

@@ -38,7 +38,7 @@ const module = (tag: string, extra = '') =>
     '',
   ].join('\n');
 
-const QUERIES = ['__init__', 'parse', 'Parse', 'PARSE', 'foo', 'Foo.__init__', 'p', 'pa', 'rse', 'x', 'limit_b', 'zzz', 'É'];
+const QUERIES = ['__init__', 'parse', 'Parse', 'PARSE', 'foo', 'Foo.__init__', 'p', 'pa', 'rse', 'x', 'limit_b', 'zzz', 'É', 'é', 'fé', 'e', '_', 'P', 'q'];
 const LIMITS = [1, 2, 3, 7, 50];
 /** Over 300 modules (thousands of matches a query), fewer and longer pages. */
 const BULK_LIMITS = [13, 97];
