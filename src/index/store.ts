@@ -48,23 +48,18 @@ export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
 
 /** The last character of a \`names\` row's lowercased qualified name (names_suffix). */
 const NAME_LAST = `substr(qname_lower, -1)`;
-/**
- * Rows of \`json_each\` numbered 0 to the length of \`s\` less one (triggers cannot recurse): the
- * positions of its characters.
- */
-const positionsOf = (s: string) => `json_each('[' || substr(replace(hex(zeroblob(length(${s}))), '00', ',0'), 2) || ']')`;
-/** The distinct one- and two-character substrings (\`gram\`) of the lowercased qualified name \`s\`. */
 /** Longest query whose total \`name_grams\` holds. */
 const NAME_GRAM_MAX = 2;
-/** The distinct substrings of one to NAME_GRAM_MAX characters (\`gram\`) of the lowercased qualified name \`s\`. */
-const gramsOf = (s: string) =>
-  `SELECT DISTINCT substr(${s}, p.key + 1, w.value) AS gram FROM ${positionsOf(s)} p,
-     json_each('[${Array.from({ length: NAME_GRAM_MAX }, (_, i) => i + 1).join(',')}]') w WHERE p.key + w.value <= length(${s})`;
-/** A symbol row (\`new.\`) counted into its name, and one (\`old.\`) counted out, the name going at zero. */
+/**
+ * A symbol row (\`new.\`) counted into its name, and one (\`old.\`) counted out, the name going at
+ * zero; each logged for the substring totals (Store.flushGrams).
+ */
 const NAME_COUNT_IN = `INSERT INTO names(qname, name, qname_lower, name_lower, n) VALUES (new.qname, new.name, new.qname_lower, new.name_lower, 1)
-      ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;`;
+      ON CONFLICT (qname, name) DO UPDATE SET n = n + 1;
+    INSERT INTO name_grams_log(qname_lower, delta) VALUES (new.qname_lower, 1);`;
 const NAME_COUNT_OUT = `UPDATE names SET n = n - 1 WHERE qname = old.qname AND name = old.name;
-    DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;`;
+    DELETE FROM names WHERE qname = old.qname AND name = old.name AND n = 0;
+    INSERT INTO name_grams_log(qname_lower, delta) VALUES (old.qname_lower, -1);`;
 /**
  * What keeps \`names\` counting the declarations: every insert, delete and rename of a symbol row
  * moves its name's count. A cold build drops them and counts every name once at its end
@@ -81,19 +76,15 @@ const NAME_TRIGGERS = `
     WHEN old.qname IS NOT new.qname OR old.name IS NOT new.name BEGIN
     ${NAME_COUNT_OUT}
     ${NAME_COUNT_IN}
-  END;
-  -- Each one- and two-character substring's total of declarations (Store.countGrams).
-  CREATE TRIGGER IF NOT EXISTS name_grams_insert AFTER INSERT ON names BEGIN
-    INSERT INTO name_grams(gram, total) SELECT gram, new.n FROM (${gramsOf('new.qname_lower')}) WHERE true
-      ON CONFLICT (gram) DO UPDATE SET total = total + excluded.total;
-  END;
-  CREATE TRIGGER IF NOT EXISTS name_grams_count AFTER UPDATE OF n ON names BEGIN
-    UPDATE name_grams SET total = total + new.n - old.n WHERE gram IN (${gramsOf('new.qname_lower')});
-  END;
-  CREATE TRIGGER IF NOT EXISTS name_grams_delete AFTER DELETE ON names BEGIN
-    UPDATE name_grams SET total = total - old.n WHERE gram IN (${gramsOf('old.qname_lower')});
   END;`;
-const NAME_TRIGGER_NAMES = ['names_symbol_insert', 'names_symbol_delete', 'names_symbol_rename', 'name_grams_insert', 'name_grams_count', 'name_grams_delete'];
+const NAME_TRIGGER_NAMES = ['names_symbol_insert', 'names_symbol_delete', 'names_symbol_rename'];
+/** The distinct substrings of one to NAME_GRAM_MAX characters of \`text\` (by code point, as SQLite's \`substr\`). */
+function gramsOf(text: string): Set<string> {
+  const chars = [...text];
+  const grams = new Set<string>();
+  for (let i = 0; i < chars.length; i++) for (let w = 1; w <= NAME_GRAM_MAX && i + w <= chars.length; w++) grams.add(chars.slice(i, i + w).join(''));
+  return grams;
+}
 /** 1 when every trigger of NAME_TRIGGERS is in place. */
 const NAMES_COUNTED = `SELECT count(*) = ${NAME_TRIGGER_NAMES.length} FROM sqlite_master WHERE type = 'trigger' AND name IN (${NAME_TRIGGER_NAMES.map((t) => `'${t}'`).join(', ')})`;
 /** get_symbol's rank of a \`names\` row for the query (\`@query\`, \`@lower\`, \`@len\`). */
@@ -312,14 +303,14 @@ export class Store {
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = ['files', 'blobs', 'symbols', 'names', 'name_grams', 'names_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
+    const tables = ['files', 'blobs', 'symbols', 'names', 'name_grams', 'name_grams_log', 'names_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
     const present = db
       .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
       .get(...tables) as { n: number };
     // Version 12 lacks the files' read stamps (added empty: each file is hashed on its first read
     // until it is indexed again) and the names' substring totals (counted from the names). Runs
     // inside the opening transaction (see \`init\`).
-    if (row?.value === '12' && present.n === tables.length - 1) {
+    if (row?.value === '12' && present.n === tables.length - 2) {
       for (const t of NAME_TRIGGER_NAMES) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
       db.exec(`
         ALTER TABLE files ADD COLUMN stamp TEXT;
@@ -327,6 +318,7 @@ export class Store {
         CREATE INDEX names_suffix ON names(${NAME_LAST}, qname, name);
         CREATE INDEX names_short ON names(qname_lower) WHERE length(qname_lower) <= ${NAME_GRAM_MAX};
         CREATE TABLE name_grams (gram TEXT PRIMARY KEY, total INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE name_grams_log (qname_lower TEXT NOT NULL, delta INTEGER NOT NULL);
       `);
       Store.countGrams(db);
       db.exec(NAME_TRIGGERS);
@@ -346,6 +338,7 @@ export class Store {
       DROP TABLE IF EXISTS names_trigram;
       DROP TABLE IF EXISTS names;
       DROP TABLE IF EXISTS name_grams;
+      DROP TABLE IF EXISTS name_grams_log;
       DROP TABLE IF EXISTS symbols_fts;
       DROP TABLE IF EXISTS docs_fts;
       DROP TABLE IF EXISTS chunks_fts;
@@ -422,8 +415,10 @@ export class Store {
       -- last character), and those equal to it (a handful).
       CREATE INDEX names_suffix ON names(${NAME_LAST}, qname, name);
       CREATE INDEX names_short ON names(qname_lower) WHERE length(qname_lower) <= ${NAME_GRAM_MAX};
-      -- The total a one- or two-character query matches (\`instr\` over every name otherwise).
+      -- The total a one- or two-character query matches (\`instr\` over every name otherwise), and
+      -- the names counted in or out since it was (applied at the end of each batch).
       CREATE TABLE name_grams (gram TEXT PRIMARY KEY, total INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE name_grams_log (qname_lower TEXT NOT NULL, delta INTEGER NOT NULL);
       -- Substring lookup of qualified names; the names themselves are read from \`names\`. Positions
       -- (detail full) let short patterns match without a recheck of every candidate.
       CREATE VIRTUAL TABLE names_trigram USING fts5(qname_lower, content = 'names', content_rowid = 'id',
@@ -475,6 +470,8 @@ export class Store {
       insertFile: db.prepare(`INSERT INTO files(path, blob_id, size, mtime_ms, stamp) VALUES (?, ?, ?, ?, ?)`),
       updateFile: db.prepare(`UPDATE files SET size = ?, mtime_ms = ?, stamp = ? WHERE id = ?`),
       touchFile: db.prepare(`UPDATE files SET mtime_ms = ?, size = ?, stamp = ? WHERE path = ?`),
+      gramsLog: db.prepare(`SELECT qname_lower, sum(delta) FROM name_grams_log GROUP BY qname_lower`).raw(),
+      clearGramsLog: db.prepare(`DELETE FROM name_grams_log`),
       fileStamp: db.prepare(`SELECT b.sha256, f.stamp FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.id = ?`),
       deleteFile: db.prepare(`DELETE FROM files WHERE id = ?`),
       // A declaration's full-text input is its qualified name, so that is its key.
@@ -806,6 +803,7 @@ export class Store {
         if (u.text) this.replaceChunks(blob, u.text.chunks, ids);
         else this.dropChunks(blob);
       }
+      this.flushGrams();
     });
     // IMMEDIATE (a savepoint inside the indexer's transaction): see Indexer.transaction.
     run.immediate();
@@ -1021,7 +1019,12 @@ export class Store {
    * 3, a range of the last character's index in name order), then the others in name order.
    */
   private pageShortNames(q: SymbolQuery, params: Record<string, string | number>): { total: number; names: PageName[] } {
-    const total = (this.cached('names.gramTotal', `SELECT total FROM name_grams WHERE gram = @lower`).pluck().get(params) as number | undefined) ?? 0;
+    // With what a batch logged and did not apply yet (nothing, once its transaction commits).
+    const total = this.cached(
+      'names.gramTotal',
+      `SELECT coalesce((SELECT total FROM name_grams WHERE gram = @lower), 0)
+            + coalesce((SELECT sum(delta) FROM name_grams_log WHERE ${NAME_MATCH}), 0)`,
+    ).pluck().get(params) as number;
     const names: PageName[] = [];
     if (q.offset >= total || q.limit === 0) return { total, names };
     const columns = 'qname, name, qname_lower, n';
@@ -1127,18 +1130,34 @@ export class Store {
     }).immediate();
   }
 
-  /** Counts \`name_grams\` from the names, as its triggers would have (the caller holds them off). */
+  /** Counts \`name_grams\` from the names whole (the caller holds the name triggers off). */
   private static countGrams(db: Database.Database): void {
+    db.exec(`DELETE FROM name_grams; DELETE FROM name_grams_log`);
+    Store.addGrams(db, db.prepare(`SELECT qname_lower, n FROM names`).raw().iterate() as IterableIterator<[string, number]>);
+  }
+
+  /** Adds each name's count (\`[qname_lower, n]\`, n may be negative) to the totals of its substrings. */
+  private static addGrams(db: Database.Database, counts: Iterable<[string, number]>): void {
     const totals = new Map<string, number>();
-    for (const [lower, n] of db.prepare(`SELECT qname_lower, n FROM names`).raw().iterate() as IterableIterator<[string, number]>) {
-      const chars = [...lower];
-      const grams = new Set<string>();
-      for (let i = 0; i < chars.length; i++) for (let w = 1; w <= NAME_GRAM_MAX && i + w <= chars.length; w++) grams.add(chars.slice(i, i + w).join(''));
-      for (const g of grams) totals.set(g, (totals.get(g) ?? 0) + n);
+    for (const [lower, n] of counts) {
+      if (n === 0) continue;
+      for (const g of gramsOf(lower)) totals.set(g, (totals.get(g) ?? 0) + n);
     }
-    db.exec(`DELETE FROM name_grams`);
-    const put = db.prepare(`INSERT INTO name_grams(gram, total) VALUES (?, ?)`);
-    for (const [g, total] of totals) put.run(g, total);
+    const put = db.prepare(`INSERT INTO name_grams(gram, total) VALUES (?, ?) ON CONFLICT (gram) DO UPDATE SET total = total + excluded.total`);
+    for (const [g, total] of totals) if (total !== 0) put.run(g, total);
+  }
+
+  /**
+   * Applies the names the triggers counted in and out since the last flush to the substring
+   * totals, once per name and substring (per declaration in SQL, a new file's names cost 70 % of
+   * its batch). Runs in the batch's transaction, so the totals commit with the names.
+   */
+  private flushGrams(): void {
+    // Net per name: a rename in and out again cancels.
+    const logged = this.stmts.gramsLog.all() as Array<[string, number]>;
+    if (logged.length === 0) return;
+    Store.addGrams(this.db, logged);
+    this.stmts.clearGramsLog.run();
   }
 
   private readonly statementCache = new Map<string, Database.Statement>();

@@ -21,6 +21,7 @@ export function assertNamesCounted(dbPath: string): void {
     }
     const kept = db.prepare(`SELECT gram, total FROM name_grams WHERE total <> 0 ORDER BY gram`).all() as Array<{ gram: string; total: number }>;
     assert.deepEqual(new Map(kept.map((g) => [g.gram, g.total])), totals, 'substring totals counted from names');
+    assert.equal(db.prepare(`SELECT count(*) FROM name_grams_log`).pluck().get(), 0, 'a batch left its logged names unapplied');
     db.exec(`INSERT INTO names_trigram(names_trigram, rank) VALUES ('integrity-check', 1)`);
   } finally {
     db.close();

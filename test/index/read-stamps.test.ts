@@ -87,8 +87,8 @@ test('a version-12 store is brought to 13 in place: stamps empty, substring tota
     // Version 12 as it was: no stamps, no substring totals or their triggers and indexes.
     db.exec(`
       ALTER TABLE files DROP COLUMN stamp;
-      DROP TRIGGER name_grams_insert; DROP TRIGGER name_grams_count; DROP TRIGGER name_grams_delete;
-      DROP TABLE name_grams; DROP INDEX names_suffix; DROP INDEX names_short;
+      DROP TRIGGER names_symbol_insert; DROP TRIGGER names_symbol_delete; DROP TRIGGER names_symbol_rename;
+      DROP TABLE name_grams; DROP TABLE name_grams_log; DROP INDEX names_suffix; DROP INDEX names_short;
       UPDATE meta SET value = '12' WHERE key = 'schema_version';
     `);
     db.close();

@@ -124,7 +124,7 @@ const PATTERNS: Pattern[] = [
       const other = new Database(db);
       other.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         INSERT INTO meta VALUES ('schema_version', '${version}');
-        CREATE TABLE files (name TEXT); CREATE TABLE blobs (x); CREATE TABLE symbols (x); CREATE TABLE names (x); CREATE TABLE name_grams (x); CREATE TABLE names_trigram (x);
+        CREATE TABLE files (name TEXT); CREATE TABLE blobs (x); CREATE TABLE symbols (x); CREATE TABLE names (x); CREATE TABLE name_grams (x); CREATE TABLE name_grams_log (x); CREATE TABLE names_trigram (x);
         CREATE TABLE chunks (x); CREATE TABLE chunks_fts (x); CREATE TABLE symbols_fts (x); CREATE TABLE docs_fts (x); CREATE TABLE skipped (x);`);
       other.close();
     },
