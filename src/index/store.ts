@@ -99,17 +99,7 @@ const NAMES_SORTED_MAX = 8192;
 /** A page's names declared this many times together or fewer are read in one query. */
 const BATCHED_DECLARATIONS_MAX = 1000;
 /** A name a page draws from: its declarations' count and the count of every declaration up to its end. */
-type PageName = { qname: string; name: string; qname_lower: string; n: number; upto: number; total?: number; names?: number };
-
-/** The names `where` selects in page order, from the first whose declarations reach past `@offset`, with their total and count. */
-function rankedNames(where: string): string {
-  return `SELECT qname, name, qname_lower, n, upto, total, names FROM (
-      SELECT qname, name, qname_lower, n, sum(n) OVER (ORDER BY rank, qname, name ROWS UNBOUNDED PRECEDING) AS upto,
-             sum(n) OVER () AS total, count(*) OVER () AS names
-      FROM (SELECT qname, name, qname_lower, n, ${NAME_RANK} AS rank FROM names ${where}))
-    WHERE upto > @offset LIMIT @limit`;
-}
-
+type PageName = { qname: string; name: string; qname_lower: string; n: number; upto: number };
 
 /** FTS5's default `automerge`, restored after a bulk build. */
 const FTS_AUTOMERGE = 4;
@@ -968,8 +958,8 @@ export class Store {
     // name, answered from the index alone (for printable ASCII the tokenizer's case folding is
     // the identity on names lowercased already); other queries go through GLOB (case-sensitive
     // over the lowercased names, its metacharacters escaped as one-character classes), which
-    // SQLite checks again on every candidate. Up to NAMES_SORTED_MAX matches are ranked and
-    // sorted whole, the total counted in the same pass.
+    // SQLite checks again on every candidate. Up to NAMES_SORTED_MAX matches are counted, then
+    // ranked and sorted down to the page (rankedNames).
     if (chars.length >= 3) {
       const mode = /^[\x20-\x7e]+$/.test(lower) ? 'phrase' : 'glob';
       const candidates = {
@@ -977,16 +967,11 @@ export class Store {
         glob: `SELECT rowid FROM names_trigram WHERE qname_lower GLOB @glob`,
       }[mode];
       const capped = `WHERE id IN (${candidates} LIMIT ${NAMES_SORTED_MAX + 1})`;
-      const names = this.cached(`names.sorted:${mode}`, rankedNames(capped)).all(params) as PageName[];
-      if (names.length > 0 && names[0].names! <= NAMES_SORTED_MAX) return { total: names[0].total!, names };
-      if (names.length === 0) {
-        // Nothing on this page: the total alone (zero, or a page past the end).
-        const count = this.cached(`names.count:${mode}`, `SELECT count(*) AS names, coalesce(sum(n), 0) AS total FROM names ${capped}`).get(params) as {
-          names: number;
-          total: number;
-        };
-        if (count.names <= NAMES_SORTED_MAX) return { total: count.total, names };
-      }
+      const count = this.cached(`names.count:${mode}`, `SELECT count(*) AS names, coalesce(sum(n), 0) AS total FROM names ${capped}`).get(params) as {
+        names: number;
+        total: number;
+      };
+      if (count.names <= NAMES_SORTED_MAX) return { total: count.total, names: this.rankedNames(`names.sorted:${mode}`, capped, params, q) };
     }
     if (chars.length > 0 && chars.length <= NAME_GRAM_MAX) return this.pageShortNames(q, { ...params, last: chars.at(-1) ?? '' });
     // More (a common word): the names are scanned, the ranked head (exact names and suffixes)
@@ -998,7 +983,7 @@ export class Store {
       `SELECT coalesce(sum(n), 0) AS total, coalesce(sum(n) FILTER (WHERE ${NAME_HEAD}), 0) AS head FROM names WHERE ${NAME_MATCH}`,
     ).get(params) as { total: number; head: number };
     const names: PageName[] = [];
-    if (q.offset < stats.head) names.push(...(this.cached('names.head', rankedNames(head)).all(params) as PageName[]));
+    if (q.offset < stats.head) names.push(...this.rankedNames('names.head', head, params, q));
     if (q.offset + q.limit > stats.head && q.offset < stats.total) {
       const tail = this.cached(
         'names.tail',
@@ -1050,6 +1035,27 @@ export class Store {
       }
     }
     return { total, names };
+  }
+
+  /**
+   * The names \`where\` selects that hold the page's declarations, in page order (rank, qualified
+   * name, short name), each with the count of declarations up to its end. Each name holds at
+   * least one declaration, so the page lies within the first offset + limit names: a sort that
+   * keeps only those, not the whole selection.
+   */
+  private rankedNames(key: string, where: string, params: Record<string, string | number>, q: SymbolQuery): PageName[] {
+    const rows = this.cached(key, `SELECT qname, name, qname_lower, n FROM names ${where} ORDER BY ${NAME_RANK}, qname, name LIMIT @take`).all({
+      ...params,
+      take: q.offset + q.limit,
+    }) as Array<Omit<PageName, 'upto'>>;
+    const names: PageName[] = [];
+    let upto = 0;
+    for (const row of rows) {
+      upto += row.n;
+      if (upto > q.offset) names.push({ ...row, upto });
+      if (upto >= q.offset + q.limit) break;
+    }
+    return names;
   }
 
   /** The page of declarations `names` (from pageNames) hold, in page order. */
