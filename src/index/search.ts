@@ -101,7 +101,7 @@ const COMMON_WORD_SHARE = 0.05;
 function selective(store: Store, table: 'symbols_fts' | 'chunks_fts' | 'docs_fts', words: readonly QueryWord[]): readonly QueryWord[] {
   if (words.length < 2) return words;
   const vocab = store.vocabulary(table);
-  const rows = (store.prepared(`selective.rows.${table}`, `SELECT count(*) AS n FROM ${table === 'chunks_fts' ? 'chunks' : 'symbols'}`).get() as { n: number }).n;
+  const rows = store.rowCount(table === 'chunks_fts' ? 'chunks' : 'symbols');
   const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM ${vocab} WHERE term = ?`);
   const scored = words.map((w) => ({ w, docs: Math.min(...w.tokens.map((t) => (docs.get(t) as { doc: number } | undefined)?.doc ?? 0)) }));
   const kept = scored.filter((x) => x.docs <= Math.max(COMMON_WORD_SHARE * rows, LANE_CANDIDATES_MAX)).map((x) => x.w);

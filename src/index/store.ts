@@ -666,6 +666,24 @@ export class Store {
 
   private tree: { version: number; rows: TreeRows } | null = null;
 
+  /**
+   * How many rows \`table\` holds, counted once per state of the store (2.4 million declarations
+   * at 32 stdlib copies: 15 ms a count): another connection's commit (\`data_version\`) or this
+   * one's batch counts again.
+   */
+  rowCount(table: 'symbols' | 'chunks'): number {
+    const version = this.dataVersion();
+    if (this.rowCounts?.version !== version) this.rowCounts = { version, counts: new Map() };
+    let n = this.rowCounts.counts.get(table);
+    if (n === undefined) {
+      n = this.cached(`rowCount.${table}`, `SELECT count(*) FROM ${table}`).pluck().get() as number;
+      this.rowCounts.counts.set(table, n);
+    }
+    return n;
+  }
+
+  private rowCounts: { version: number; counts: Map<string, number> } | null = null;
+
   /** SQLite's `data_version`: changes when another connection commits (this one's writes leave it as it was). */
   private dataVersion(): number {
     return this.stmts.dataVersion.get() as number;
@@ -797,6 +815,7 @@ export class Store {
     });
     // IMMEDIATE (a savepoint inside the indexer's transaction): see Indexer.transaction.
     run.immediate();
+    this.rowCounts = null;
     if (this.tree && !this.tree.rows.apply(updates, deletions)) this.tree = null;
   }
 
