@@ -985,12 +985,14 @@ export class Store {
         phrase: `SELECT rowid FROM names_trigram WHERE names_trigram MATCH @phrase`,
         glob: `SELECT rowid FROM names_trigram WHERE qname_lower GLOB @glob`,
       }[mode];
-      const capped = `WHERE id IN (${candidates} LIMIT ${NAMES_SORTED_MAX + 1})`;
-      const count = this.cached(`names.count:${mode}`, `SELECT count(*) AS names, coalesce(sum(n), 0) AS total FROM names ${capped}`).get(params) as {
-        names: number;
-        total: number;
-      };
-      if (count.names <= NAMES_SORTED_MAX) return { total: count.total, names: this.rankedNames(`names.sorted:${mode}`, capped, params, q) };
+      // The index is asked once: the ids are counted and ranked from a list.
+      const ids = this.cached(`names.candidates:${mode}`, `${candidates} LIMIT ${NAMES_SORTED_MAX + 1}`).pluck().all(params) as number[];
+      if (ids.length <= NAMES_SORTED_MAX) {
+        const listed = { ...params, ids: JSON.stringify(ids) };
+        const among = `WHERE id IN (SELECT value FROM json_each(@ids))`;
+        const total = this.cached('names.listedTotal', `SELECT coalesce(sum(n), 0) FROM names ${among}`).pluck().get(listed) as number;
+        return { total, names: total > q.offset ? this.rankedNames('names.listed', among, listed, q) : [] };
+      }
     }
     if (chars.length > 0 && chars.length <= NAME_GRAM_MAX) return this.pageShortNames(q, { ...params, last: chars.at(-1) ?? '' });
     // More (a common word): the names are scanned, the ranked head (exact names and suffixes)
