@@ -422,12 +422,16 @@ function content(store: Store, q: LaneQuery): FileHitRow[] {
   if (literal.length === 0 || q.literal.includes('\n')) return [];
   const candidates =
     q.words.length > 0 && fullText(() => store.prepared('search.content.probe', `SELECT 1 FROM chunks_fts LIMIT 0`).all()) !== null
-      ? (store.prepared(
+      ? // Path order among the first SCORED_ROWS_MAX chunks carrying every word, in the index's
+        // order (the index stops there): a word in every file (\`self\` at 32 stdlib copies, a
+        // million chunks) is not sorted whole for the first files holding the line.
+        (store.prepared(
           'search.content.chunks',
-          `SELECT f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line
-           FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
-           WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)
-           ORDER BY f.path, c.start LIMIT ${LANE_CANDIDATES_MAX * 4}`,
+          `SELECT * FROM (
+             SELECT f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line
+             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
+             WHERE chunks_fts MATCH @match AND rift_path_ok(f.path) LIMIT ${SCORED_ROWS_MAX})
+           ORDER BY path, start LIMIT ${LANE_CANDIDATES_MAX * 4}`,
         ).all({ match: q.words.map((w) => phrase(w)).join(' AND ') }) as Array<Omit<FileHitRow, 'score' | 'coverage'>>)
       : (store.prepared(
           'search.content.all',

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { runCli } from '../helpers/cli.ts';
 
@@ -28,6 +30,35 @@ test('a word in more rows than a query scores is ranked from a sample, and the r
       assert.equal(one.length, 20, 'a sampled list still fills the page');
       for (let i = 1; i < one.length; i++) assert.ok(one[i - 1].score >= one[i].score, 'score orders the sampled page');
     }
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+test('a literal whose words are in more chunks than the bound is looked for among the first chunks in index order', () => {
+  // 60 notes indexed first (lower chunk ids), then 20 that sort before them by path. Under a
+  // bound of 30, the literal line matcher credits only notes among the first 30 chunks carrying
+  // the words — none of the later ones — yet in path order among those; without it, path order
+  // over every note puts the later ones first.
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 60; i++) files[`notes/z${String(i).padStart(3, '0')}.md`] = `shared phrase marker ${i}\n`;
+  const root = tempWorkspace(files);
+  try {
+    assert.equal(runCli(['index'], root).code, 0);
+    for (let i = 0; i < 20; i++) writeFileSync(join(root, 'notes', `a${String(i).padStart(3, '0')}.md`), `shared phrase marker late ${i}\n`);
+    assert.equal(runCli(['index'], root).code, 0);
+    const literal = (env: Record<string, string>) => {
+      const r = runCli(['search', 'shared phrase marker', '--json', '--limit', '100'], root, { env: { ...process.env, ...env } });
+      assert.equal(r.code, 0, r.stderr);
+      const results = (JSON.parse(r.stdout) as { results: Array<{ path: string; matched_by: string[] }> }).results;
+      return results.filter((x) => x.matched_by.includes('content')).map((x) => x.path);
+    };
+    const bounded = literal({ RIFT_SEARCH_SCORED_ROWS: '30' });
+    assert.equal(bounded.length, 30);
+    assert.ok(bounded.every((p) => p.startsWith('notes/z')), `later notes credited: ${bounded.join(' ')}`);
+    const whole = literal({});
+    assert.equal(whole.length, 80);
+    assert.ok(whole.some((p) => p.startsWith('notes/a')));
   } finally {
     removeWorkspace(root);
   }
