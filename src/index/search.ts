@@ -208,16 +208,8 @@ function bestScored<T extends { score: number }>(
 ): T[] {
   const order = `score, ${q.tie}`;
   const run = (match: string): { rows: T[]; sampled: boolean } => {
-    // The row id of the first match past the scored ones, read from the index alone (which stops there).
-    const past = store
-      .prepared(`${key}.past`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match LIMIT 1 OFFSET ${SCORED_ROWS_MAX}`)
-      .pluck()
-      .get({ match }) as number | undefined;
-    if (past === undefined) return { rows: store.prepared(`${key}.all`, `SELECT * FROM (${q.matches}) ORDER BY ${order} LIMIT ${q.limit}`).all({ match }) as T[], sampled: false };
-    // Each alone, so SQLite reads either end of the table's ids rather than every row.
-    const rows = table === 'chunks_fts' ? 'chunks' : 'symbols';
-    const ids = store.prepared(`search.ids.${table}`, `SELECT (SELECT min(id) FROM ${rows}) AS lo, (SELECT max(id) FROM ${rows}) AS hi`).get() as { lo: number; hi: number };
-    const every = Math.max(2, Math.ceil((ids.hi - ids.lo + 1) / Math.max(1, past - ids.lo + 1)));
+    const every = sampleEvery(store, table, match);
+    if (every === null) return { rows: store.prepared(`${key}.all`, `SELECT * FROM (${q.matches}) ORDER BY ${order} LIMIT ${q.limit}`).all({ match }) as T[], sampled: false };
     const sample = store
       .prepared(`${key}.sampled`, `SELECT * FROM (${q.matches} AND ${table}.rowid % @every = 0) ORDER BY ${order} LIMIT ${q.limit}`)
       .all({ match, every }) as T[];
@@ -232,6 +224,24 @@ function bestScored<T extends { score: number }>(
   return merged.sort((a, b) => a.score - b.score || tie(a) - tie(b)).slice(0, q.limit);
 }
 
+/**
+ * Null when \`match\` matches at most SCORED_ROWS_MAX rows of \`table\`; else the k of an even
+ * sample of about that many (row ids divisible by k), k told from how far into the table's ids
+ * the first SCORED_ROWS_MAX matches reach (no count of every match).
+ */
+function sampleEvery(store: Store, table: 'symbols_fts' | 'docs_fts' | 'chunks_fts', match: string): number | null {
+  // The row id of the first match past the scored ones, read from the index alone (which stops there).
+  const past = store
+    .prepared(`search.past.${table}`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match LIMIT 1 OFFSET ${SCORED_ROWS_MAX}`)
+    .pluck()
+    .get({ match }) as number | undefined;
+  if (past === undefined) return null;
+  // Each alone, so SQLite reads either end of the table's ids rather than every row.
+  const rows = table === 'chunks_fts' ? 'chunks' : 'symbols';
+  const ids = store.prepared(`search.ids.${table}`, `SELECT (SELECT min(id) FROM ${rows}) AS lo, (SELECT max(id) FROM ${rows}) AS hi`).get() as { lo: number; hi: number };
+  return Math.max(2, Math.ceil((ids.hi - ids.lo + 1) / Math.max(1, past - ids.lo + 1)));
+}
+
 /** How many distinct query words each declaration's name or own text carries. */
 function symbolCoverage(store: Store, words: readonly QueryWord[], ids: number[]): Map<number, number> {
   const counts = new Map<number, number>();
@@ -244,25 +254,27 @@ function symbolCoverage(store: Store, words: readonly QueryWord[], ids: number[]
   const ownerOf = new Map(owned.map((r) => [r.id, r.owner]));
   const chunkIds = owned.map((r) => r.id);
   for (const w of words) {
-    const carriers = new Set<number>(matchingAmong(store, 'symbols_fts', stemmed(w), ids));
-    for (const id of matchingAmong(store, 'chunks_fts', stemmed(w), chunkIds)) carriers.add(ownerOf.get(id)!);
+    const carriers = new Set<number>(matchingAmong(store, 'symbols_fts', w, ids));
+    for (const id of matchingAmong(store, 'chunks_fts', w, chunkIds)) carriers.add(ownerOf.get(id)!);
     for (const id of carriers) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
 }
 
-/** Rows of a word's doclist read whole before asking row by row instead, per candidate. */
-const DOCLIST_READ_PER_CANDIDATE = 8;
+/** Rows of a token's doclist read whole before asking row by row instead, per candidate. */
+const DOCLIST_READ_PER_CANDIDATE = 32;
 
 /**
- * The rows among `ids` that `match` matches. FTS5 answers \`rowid IN (…)\` by running the match
- * once per listed row (~7-11 µs each), while reading a word's whole list of rows costs ~0.3 µs a
- * row: a word in fewer rows than a few per candidate is read whole and intersected here (at the
- * stdlib, `may` among 1,000 candidates: 11 ms → 0.4 ms); a common one is asked row by row.
+ * The rows among `ids` that the word (stemmed) matches. FTS5 answers \`rowid IN (…)\` by running
+ * the match once per listed row (~8 µs each, times the tokens a stemmed word ORs), while reading
+ * a word's whole list of rows costs ~0.2 µs a row: a word in fewer rows than a few dozen per
+ * candidate and token is read whole and intersected here (32 stdlib copies, 1,000 candidates:
+ * \`create\` and its four variants, 140,000 rows, 86 → 35 ms); a commoner one is asked row by row.
  */
-function matchingAmong(store: Store, table: 'symbols_fts' | 'chunks_fts', match: string, ids: readonly number[]): number[] {
+function matchingAmong(store: Store, table: 'symbols_fts' | 'chunks_fts', word: QueryWord, ids: readonly number[]): number[] {
   if (ids.length === 0) return [];
-  const cap = Math.max(1000, DOCLIST_READ_PER_CANDIDATE * ids.length);
+  const match = stemmed(word);
+  const cap = Math.max(1000, DOCLIST_READ_PER_CANDIDATE * (1 + (word.variants?.length ?? 0)) * ids.length);
   const whole = store
     .prepared(`search.doclist.${table}`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match LIMIT @cap`)
     .pluck()
@@ -300,7 +312,7 @@ function rankedFiles(store: Store, words: readonly QueryWord[]): FileHitRow[] {
 function coverageOf(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[], ids: number[]): Map<number, number> {
   const counts = new Map<number, number>();
   if (words.length < 2 || ids.length === 0) return counts;
-  for (const w of words) for (const id of matchingAmong(store, table, stemmed(w), ids)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  for (const w of words) for (const id of matchingAmong(store, table, w, ids)) counts.set(id, (counts.get(id) ?? 0) + 1);
   return counts;
 }
 
@@ -313,14 +325,18 @@ function names(store: Store, words: readonly QueryWord[]): SymbolHitRow[] {
      FROM ${SYMBOL_FROM}
      WHERE s.id IN (${EXACT_NAME_IDS}) AND rift_path_ok(f.path) LIMIT ${LANE_CANDIDATES_MAX}`,
   );
-  // The part level reads the full-text tier; without it the identifier tier still answers.
+  // The part level reads the full-text tier; without it the identifier tier still answers. A
+  // part in more names than a ranked lane scores (\`test\`) is read from an even sample of them.
   const part = (word: QueryWord) =>
-    fullText(() => store.prepared(
-      'search.names.part',
-      `SELECT ${SYMBOL_COLUMNS}, 3 AS level FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid ${SYMBOL_JOINS}
-       WHERE symbols_fts MATCH @match AND rift_path_ok(f.path)
-       ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
-    ).all({ match: phrase(word, 'name') }) as Array<SymbolRow & { level: number }>) ?? [];
+    fullText(() => {
+      const match = phrase(word, 'name');
+      return store.prepared(
+        'search.names.part',
+        `SELECT ${SYMBOL_COLUMNS}, 3 AS level FROM symbols_fts JOIN symbols s ON s.id = symbols_fts.rowid ${SYMBOL_JOINS}
+         WHERE symbols_fts MATCH @match AND symbols_fts.rowid % @every = 0 AND rift_path_ok(f.path)
+         ORDER BY length(s.name), s.qname LIMIT ${LANE_CANDIDATES_MAX}`,
+      ).all({ match, every: sampleEvery(store, 'symbols_fts', match) ?? 1 }) as Array<SymbolRow & { level: number }>;
+    }) ?? [];
   for (const word of words) {
     const w = word.text.toLowerCase();
     const found = [

@@ -63,3 +63,30 @@ test('a literal whose words are in more chunks than the bound is looked for amon
     removeWorkspace(root);
   }
 });
+
+test('a name part held by more declarations than the bound is matched in an even sample of them', () => {
+  // 120 functions carry the part `widget` in their names (never whole, never as a prefix), 12 to
+  // a file across ten files. Under a bound of 50 the identifier tier's part level reads an even
+  // sample: fewer than all, drawn from the first files and the last alike; without it, all 120.
+  const files: Record<string, string> = {};
+  for (let f = 0; f < 10; f++) {
+    const defs = Array.from({ length: 12 }, (_, i) => `def make_widget_${f * 12 + i}():\n    pass\n`);
+    files[`pkg/m${f}.py`] = defs.join('\n');
+  }
+  const root = tempWorkspace(files);
+  try {
+    assert.equal(runCli(['index'], root).code, 0);
+    const byName = (env: Record<string, string>) => {
+      const r = runCli(['search', 'widget', '--json', '--limit', '200', '--target', 'symbol'], root, { env: { ...process.env, ...env } });
+      assert.equal(r.code, 0, r.stderr);
+      const results = (JSON.parse(r.stdout) as { results: Array<{ path: string; matched_by: string[] }> }).results;
+      return results.filter((x) => x.matched_by.includes('name')).map((x) => x.path);
+    };
+    assert.equal(byName({}).length, 120);
+    const sampled = byName({ RIFT_SEARCH_SCORED_ROWS: '50' });
+    assert.ok(sampled.length >= 25 && sampled.length < 120, `sampled ${sampled.length}`);
+    assert.ok(sampled.includes('pkg/m0.py') && sampled.includes('pkg/m9.py'), `sample not spread: ${[...new Set(sampled)].join(' ')}`);
+  } finally {
+    removeWorkspace(root);
+  }
+});
