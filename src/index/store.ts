@@ -46,6 +46,19 @@ const FTS_TABLES = ['chunks_fts', 'symbols_fts', 'docs_fts', 'names_trigram'] as
 export const EXACT_NAME_IDS = `SELECT id FROM symbols WHERE name_lower = @lower
   UNION SELECT id FROM symbols WHERE qname_key = @key AND qname_lower = @lower`;
 
+/**
+ * Adds to \`page\` the names of \`rows\` (in page order) that hold declarations of the page, keeping
+ * the running count of declarations in \`page.upto\`; false once the page is full.
+ */
+function fillPage(page: { names: PageName[]; upto: number }, rows: Iterable<Omit<PageName, 'upto'>>, q: { offset: number; limit: number }): boolean {
+  for (const row of rows) {
+    page.upto += row.n;
+    if (page.upto > q.offset) page.names.push({ ...row, upto: page.upto });
+    if (page.upto >= q.offset + q.limit) return false;
+  }
+  return true;
+}
+
 /** The last character of a \`names\` row's lowercased qualified name (names_suffix). */
 const NAME_LAST = `substr(qname_lower, -1)`;
 /** Longest query whose total \`name_grams\` holds. */
@@ -1046,15 +1059,8 @@ export class Store {
       this.cached('names.shortSuffix', `SELECT ${columns} FROM names WHERE ${NAME_LAST} = @last AND substr(qname_lower, -@len) = @lower AND ${notEqual} ORDER BY qname, name`),
       this.cached('names.shortOther', `SELECT ${columns} FROM names WHERE ${NAME_MATCH} AND substr(qname_lower, -@len) <> @lower AND ${notEqual} ORDER BY qname, name`),
     ];
-    const end = q.offset + q.limit;
-    let upto = 0;
-    for (const segment of segments) {
-      for (const row of segment.iterate(params) as IterableIterator<Omit<PageName, 'upto'>>) {
-        upto += row.n;
-        if (upto > q.offset) names.push({ ...row, upto });
-        if (upto >= end) return { total, names };
-      }
-    }
+    const page = { names, upto: 0 };
+    for (const segment of segments) if (!fillPage(page, segment.iterate(params) as IterableIterator<Omit<PageName, 'upto'>>, q)) break;
     return { total, names };
   }
 
@@ -1069,14 +1075,9 @@ export class Store {
       ...params,
       take: q.offset + q.limit,
     }) as Array<Omit<PageName, 'upto'>>;
-    const names: PageName[] = [];
-    let upto = 0;
-    for (const row of rows) {
-      upto += row.n;
-      if (upto > q.offset) names.push({ ...row, upto });
-      if (upto >= q.offset + q.limit) break;
-    }
-    return names;
+    const page = { names: [] as PageName[], upto: 0 };
+    fillPage(page, rows, q);
+    return page.names;
   }
 
   /** The page of declarations `names` (from pageNames) hold, in page order. */
