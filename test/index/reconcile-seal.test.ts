@@ -3,9 +3,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startRift } from '../helpers/mcp.ts';
+import { graphEdges } from '../helpers/graph.ts';
+import { Store } from '../../src/index/store.ts';
 
 // The reconcile seal (Store.sealedRevision): a reconcile that stored exactly what its walk saw
 // seals the store with that walk and configuration; the next start whose walk is the same, with
@@ -105,6 +108,55 @@ test('a configuration change unseals the store even when the walk is the same', 
     assert.equal(after.parsed, 1, 'the sealed counts were served under the new configuration');
     assert.deepEqual(symbolNames(root, 'alpha'), []);
     assert.deepEqual(symbolNames(root, 'beta'), ['beta']);
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+test('a graph left pending or emptied is resolved by the next start, even over the sealed walk', () => {
+  const root = tempWorkspace({ 'a.py': 'from b import beta\n\n\ndef alpha():\n    beta()\n', 'b.py': 'def beta():\n    pass\n' });
+  try {
+    pinTimes(root, ['a.py', 'b.py']);
+    index(root);
+    const edges = graphEdges(root);
+    assert.ok(edges.some((e) => e.includes('a.py#alpha -calls/') && e.endsWith('b.py#beta')), edges.join('\n'));
+    // As a process leaves it that recorded facts and stopped before resolving them...
+    let db = new Database(join(root, '.rift', 'rift.db'));
+    db.exec(`DELETE FROM graph_edges; INSERT OR REPLACE INTO meta(key, value) VALUES ('graph_pending', '1')`);
+    db.close();
+    index(root);
+    assert.deepEqual(graphEdges(root), edges, 'the sealed start left the pending graph unresolved');
+    // ...and as one leaves it whose relationship tables were emptied.
+    db = new Database(join(root, '.rift', 'rift.db'));
+    db.exec(`DELETE FROM graph_edges; DELETE FROM graph_nodes; DELETE FROM graph_refs; DELETE FROM graph_decls; DELETE FROM graph_imports;
+      DELETE FROM graph_members; DELETE FROM graph_ref_words; DELETE FROM graph_files; DELETE FROM meta WHERE key = 'graph_built'`);
+    db.close();
+    index(root);
+    assert.deepEqual(graphEdges(root), edges, 'the sealed start left the emptied graph empty');
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+test("a projection's copy of the store carries no seal and no read stamps for the files it restamps", () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha():\n    pass\n' });
+  try {
+    index(root);
+    const copy = join(root, 'copy.db');
+    const store = Store.openFile(join(root, '.rift', 'rift.db'), root);
+    try {
+      assert.notEqual(store.meta('reconciled'), null, 'the premise: the store is sealed');
+      store.copyFor(copy, new Map([['a.py', { size: 23, mtimeMs: 1 }]]), []);
+    } finally {
+      store.close();
+    }
+    const db = new Database(copy, { readonly: true });
+    try {
+      assert.equal(db.prepare(`SELECT value FROM meta WHERE key = 'reconciled'`).get(), undefined);
+      assert.deepEqual(db.prepare(`SELECT path, size, mtime_ms AS mtimeMs, stamp FROM files`).all(), [{ path: 'a.py', size: 23, mtimeMs: 1, stamp: null }]);
+    } finally {
+      db.close();
+    }
   } finally {
     removeWorkspace(root);
   }
