@@ -24,8 +24,13 @@ export const HOOKS_MAX = 32;
 export const WORKSPACE_PAGE_SOURCES_MAX = 1000;
 /** How long a read waits for the first index build before `temporarily_unavailable`. */
 export const INITIAL_INDEX_WAIT_MS = 120_000;
-/** Watcher events are coalesced for this long before an incremental batch runs. */
-export const WATCH_DEBOUNCE_MS = 15;
+/**
+ * Watcher events are coalesced for this long before an incremental batch runs. The watcher
+ * already batches a burst (its callbacks come at least 50 ms apart while writes continue), so
+ * this gathers only what arrives together — a callback and the drifts reads found meanwhile —
+ * and adds little to an edit's way to the next read.
+ */
+export const WATCH_DEBOUNCE_MS = 5;
 /**
  * Watcher events in one batch past which some may have been lost (the kernel's inotify queue
  * holds 16,384 by default, and the backend drops an overflow silently): the watcher is
