@@ -63,6 +63,16 @@ function fillPage(page: { names: PageName[]; upto: number }, rows: Iterable<Omit
 const NAME_LAST = `substr(qname_lower, -1)`;
 /** Longest query whose total \`name_grams\` holds. */
 const NAME_GRAM_MAX = 2;
+/** What answers get_symbol's one- and two-character queries (Store.pageShortNames), beside \`names\`. */
+const SHORT_NAME_SCHEMA = `
+  -- Their names: those ending in the query in page order (a range of the last character), and
+  -- those equal to it (a handful).
+  CREATE INDEX names_suffix ON names(${NAME_LAST}, qname, name);
+  CREATE INDEX names_short ON names(qname_lower) WHERE length(qname_lower) <= ${NAME_GRAM_MAX};
+  -- Their total (\`instr\` over every name otherwise), and the names counted in or out since it
+  -- was (applied at the end of each batch).
+  CREATE TABLE name_grams (gram TEXT PRIMARY KEY, total INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE name_grams_log (qname_lower TEXT NOT NULL, delta INTEGER NOT NULL);`;
 /**
  * A symbol row (\`new.\`) counted into its name, and one (\`old.\`) counted out, the name going at
  * zero; each logged for the substring totals (Store.flushGrams).
@@ -318,10 +328,7 @@ export class Store {
       db.exec(`
         ALTER TABLE files ADD COLUMN stamp TEXT;
         DROP INDEX IF EXISTS names_rtail;
-        CREATE INDEX names_suffix ON names(${NAME_LAST}, qname, name);
-        CREATE INDEX names_short ON names(qname_lower) WHERE length(qname_lower) <= ${NAME_GRAM_MAX};
-        CREATE TABLE name_grams (gram TEXT PRIMARY KEY, total INTEGER NOT NULL) WITHOUT ROWID;
-        CREATE TABLE name_grams_log (qname_lower TEXT NOT NULL, delta INTEGER NOT NULL);
+        ${SHORT_NAME_SCHEMA}
       `);
       Store.countGrams(db);
       db.exec(NAME_TRIGGERS);
@@ -414,14 +421,7 @@ export class Store {
         UNIQUE (qname, name)
       );
       CREATE INDEX names_name_lower ON names(name_lower);
-      -- A one- or two-character query's names: those ending in it in page order (a range of the
-      -- last character), and those equal to it (a handful).
-      CREATE INDEX names_suffix ON names(${NAME_LAST}, qname, name);
-      CREATE INDEX names_short ON names(qname_lower) WHERE length(qname_lower) <= ${NAME_GRAM_MAX};
-      -- The total a one- or two-character query matches (\`instr\` over every name otherwise), and
-      -- the names counted in or out since it was (applied at the end of each batch).
-      CREATE TABLE name_grams (gram TEXT PRIMARY KEY, total INTEGER NOT NULL) WITHOUT ROWID;
-      CREATE TABLE name_grams_log (qname_lower TEXT NOT NULL, delta INTEGER NOT NULL);
+      ${SHORT_NAME_SCHEMA}
       -- Substring lookup of qualified names; the names themselves are read from \`names\`. Positions
       -- (detail full) let short patterns match without a recheck of every candidate.
       CREATE VIRTUAL TABLE names_trigram USING fts5(qname_lower, content = 'names', content_rowid = 'id',
