@@ -92,6 +92,11 @@ function withVariants(store: Store, words: readonly QueryWord[]): QueryWord[] {
 /** A word in more than this share of a table's rows says little and costs most; it is left out. */
 const COMMON_WORD_SHARE = 0.05;
 
+/** The table whose row ids a full-text table's rows carry (docs_fts: a declaration's). */
+function rowsOf(table: 'symbols_fts' | 'chunks_fts' | 'docs_fts'): 'symbols' | 'chunks' {
+  return table === 'chunks_fts' ? 'chunks' : 'symbols';
+}
+
 /**
  * The words worth scoring in one table. A word whose rarest token sits in more than 5 % of
  * the rows and in more rows than a lane considers (`def`, `self`, `if` in a large tree)
@@ -101,7 +106,7 @@ const COMMON_WORD_SHARE = 0.05;
 function selective(store: Store, table: 'symbols_fts' | 'chunks_fts' | 'docs_fts', words: readonly QueryWord[]): readonly QueryWord[] {
   if (words.length < 2) return words;
   const vocab = store.vocabulary(table);
-  const rows = store.rowCount(table === 'chunks_fts' ? 'chunks' : 'symbols');
+  const rows = store.rowCount(rowsOf(table));
   const docs = store.prepared(`selective.docs.${table}`, `SELECT doc FROM ${vocab} WHERE term = ?`);
   const scored = words.map((w) => ({ w, docs: Math.min(...w.tokens.map((t) => (docs.get(t) as { doc: number } | undefined)?.doc ?? 0)) }));
   const kept = scored.filter((x) => x.docs <= Math.max(COMMON_WORD_SHARE * rows, LANE_CANDIDATES_MAX)).map((x) => x.w);
@@ -237,7 +242,7 @@ function sampleEvery(store: Store, table: 'symbols_fts' | 'docs_fts' | 'chunks_f
     .get({ match }) as number | undefined;
   if (past === undefined) return null;
   // Each alone, so SQLite reads either end of the table's ids rather than every row.
-  const rows = table === 'chunks_fts' ? 'chunks' : 'symbols';
+  const rows = rowsOf(table);
   const ids = store.prepared(`search.ids.${table}`, `SELECT (SELECT min(id) FROM ${rows}) AS lo, (SELECT max(id) FROM ${rows}) AS hi`).get() as { lo: number; hi: number };
   return Math.max(2, Math.ceil((ids.hi - ids.lo + 1) / Math.max(1, past - ids.lo + 1)));
 }

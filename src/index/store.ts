@@ -1038,12 +1038,8 @@ export class Store {
    * 3, a range of the last character's index in name order), then the others in name order.
    */
   private pageShortNames(q: SymbolQuery, params: Record<string, string | number>): { total: number; names: PageName[] } {
-    // With what a batch logged and did not apply yet (nothing, once its transaction commits).
-    const total = this.cached(
-      'names.gramTotal',
-      `SELECT coalesce((SELECT total FROM name_grams WHERE gram = @lower), 0)
-            + coalesce((SELECT sum(delta) FROM name_grams_log WHERE ${NAME_MATCH}), 0)`,
-    ).pluck().get(params) as number;
+    // Every batch applies its log before it commits (flushGrams): the totals are current.
+    const total = (this.cached('names.gramTotal', `SELECT total FROM name_grams WHERE gram = @lower`).pluck().get(params) as number | undefined) ?? 0;
     const names: PageName[] = [];
     if (q.offset >= total || q.limit === 0) return { total, names };
     const columns = 'qname, name, qname_lower, n';
