@@ -12,7 +12,7 @@ import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { sourcePolicy, type Visibility } from '../workspace/visibility.ts';
-import { walkVisible, compareProjectPaths, nfcConflict, pathPlace, type WalkResult } from '../workspace/walk.ts';
+import { walkVisible, compareProjectPaths, nfcConflict, pathPlace, type FileEntry, type WalkResult } from '../workspace/walk.ts';
 import { readSourceFileSync } from '../workspace/read.ts';
 import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
@@ -346,6 +346,51 @@ export class Indexer {
     const started = performance.now();
     const suspicionSeq = this.suspicionSeq;
     const { config } = this.configLoader.current();
+    // What the walk and the parse held for every file (the walk, the stored rows, the work) is
+    // garbage once `storeTree` returns: a resolve pass over a large tree runs without it.
+    const tree = await this.storeTree(config, suspicionSeq, started, onProgress);
+    if ('elapsedMs' in tree) return tree;
+    const { stamp, seqAtStart, batches, changed, reparsed, removed, skipped, leftOut } = tree;
+    const binding = config.providers.binding.enabled;
+    // Nothing read, removed or left to resolve: the graph holds what the last reconcile left
+    // (reading every file twice to find no file to prune was a fifth of a warm start at 32×).
+    const graphAsLeft = tree.unchanged && !this.graph.pending && this.graph.store.hasData();
+    if (binding && !graphAsLeft) {
+      this.transaction(() => {
+        this.pruneGraph();
+        this.graph.resolve();
+      });
+    }
+    const counts = this.store.counts();
+    this.publish(this.store.commitRevision({ stamp, seq: seqAtStart + batches, counts }));
+    this.rescanned(suspicionSeq);
+    this.emitFiles(changed);
+    this.reconciledConfig = config;
+    this.releaseEarlyReaders();
+    this.leftOut = leftOut;
+    return {
+      files: counts.files,
+      parsed: counts.parsed,
+      symbols: counts.symbols,
+      reparsed,
+      removed,
+      skipped,
+      elapsedMs: Math.round(performance.now() - started),
+    };
+  }
+
+  /** Drops the graph's facts of files the store no longer holds parsed. */
+  private pruneGraph(): void {
+    const parsed = this.store.parsedPaths();
+    this.graph.prune((path) => parsed.has(path));
+  }
+
+  /**
+   * A reconcile's walk and parse: walks the tree, and either finds the store sealed with this
+   * very walk (the build's stats, nothing read) or stores every changed file and removes every
+   * deleted one, answering what the rest of the reconcile needs.
+   */
+  private async storeTree(config: WorkspaceConfig, suspicionSeq: number, started: number, onProgress?: (p: BuildProgress) => void): Promise<BuildStats | StoredTree> {
     const policy = sourcePolicy(config);
     onProgress?.({ phase: 'walk', done: 0, total: 0 });
     // Read before the walk: a batch written while it runs (another process's) unseals the store.
@@ -375,10 +420,25 @@ export class Indexer {
     // Files parsed while the provider was disabled (or before it existed) lack relation facts.
     const stale = binding ? this.graph.staleness() : null;
     const work: ParseItem[] = [];
-    const entries = new Map(walk.files.map((e) => [e.path, e]));
+    // The walk's files are in path order: looked up by binary search, not through a map of every path.
+    const walked = (path: string): FileEntry | undefined => {
+      const e = walk.files[pathPlace(walk.files, path, (f) => f.path)];
+      return e?.path === path ? e : undefined;
+    };
+    // Until the next publication, reads warn about what this reconcile found changed (the
+    // watcher may never have reported it); a reconcile that fails leaves them warned about.
+    const queue = (item: ParseItem, entry: FileEntry, prev: StoredFile | undefined) => {
+      work.push(item);
+      this.reconciling.set(entry.path, walkedDigest(entry, prev));
+    };
+    // Files skipped before and unchanged since stay skipped without being read again.
+    let skipped = walk.skipped.length;
     for (const entry of walk.files) {
       const known = skippedBefore.get(entry.path);
-      if (known && known.size === entry.size && known.mtimeMs === entry.mtimeMs) continue;
+      if (known && known.size === entry.size && known.mtimeMs === entry.mtimeMs) {
+        skipped++;
+        continue;
+      }
       const prev = stored.get(entry.path);
       // Same size and mtime under the same configuration: nothing to read. Under a new
       // configuration the file's language may have changed, which is a re-parse.
@@ -387,20 +447,13 @@ export class Indexer {
         if (config === this.reconciledConfig && !factsMissing) continue;
         const item = selection.item(entry.path);
         if (prev.language === item.language && !factsMissing) continue;
-        work.push(item);
+        queue(item, entry, prev);
         continue;
       }
-      work.push(selection.item(entry.path));
+      queue(selection.item(entry.path), entry, prev);
     }
-    const deletions = [...stored.keys(), ...skippedBefore.keys()].filter((p) => !entries.has(p));
-    const queued = new Set(work.map((w) => w.path));
-    // Files skipped before and unchanged since stay skipped without being read again.
-    let skipped = walk.skipped.length + [...skippedBefore.keys()].filter((p) => entries.has(p) && !queued.has(p)).length;
+    const deletions = [...stored.keys(), ...skippedBefore.keys()].filter((p) => walked(p) === undefined);
     let reparsed = 0;
-
-    // Until the next publication, reads warn about what this reconcile found changed (the
-    // watcher may never have reported it); a reconcile that fails leaves them warned about.
-    for (const w of work) this.reconciling.set(w.path, walkedDigest(entries.get(w.path)!, stored.get(w.path)));
     for (const p of deletions) this.reconciling.set(p, null);
     this.observedVersion++;
     // This reconcile's own batches, each counted once (see Store.batchSeq).
@@ -418,7 +471,7 @@ export class Indexer {
       for (const u of updates) changed.push({ path: u.path, kind: stored.has(u.path) ? 'changed' : 'created' });
       for (const path of drops) changed.push({ path, kind: 'deleted' });
       const skips = results.flatMap((r) => {
-        const e = entries.get(r.path);
+        const e = walked(r.path);
         return !r.ok && e ? [{ path: r.path, size: e.size, mtimeMs: e.mtimeMs, reason: r.reason }] : [];
       });
       skipped += skips.length;
@@ -490,31 +543,16 @@ export class Indexer {
         throw new BuildStopped(done, work.length);
       }
     }
-    // Nothing read, removed or left to resolve: the graph holds what the last reconcile left
-    // (reading every file twice to find no file to prune was a fifth of a warm start at 32×).
-    const graphAsLeft = work.length === 0 && deletions.length === 0 && !this.graph.pending && this.graph.store.hasData();
-    if (binding && !graphAsLeft) {
-      const parsed = new Set(this.store.files().filter((f) => f.parsed).map((f) => f.path));
-      this.transaction(() => {
-        this.graph.prune((path) => parsed.has(path));
-        this.graph.resolve();
-      });
-    }
-    const counts = this.store.counts();
-    this.publish(this.store.commitRevision({ stamp, seq: seqAtStart + batches, counts }));
-    this.rescanned(suspicionSeq);
-    this.emitFiles(changed);
-    this.reconciledConfig = config;
-    this.releaseEarlyReaders();
-    this.leftOut = leftOutOf(walk, this.store.skippedFiles());
     return {
-      files: counts.files,
-      parsed: counts.parsed,
-      symbols: counts.symbols,
+      stamp,
+      seqAtStart,
+      batches,
+      changed,
       reparsed,
       removed: deletions.length,
       skipped,
-      elapsedMs: Math.round(performance.now() - started),
+      unchanged: work.length === 0 && deletions.length === 0,
+      leftOut: leftOutOf(walk, this.store.skippedFiles()),
     };
   }
 
@@ -858,6 +896,21 @@ export class Indexer {
     await this.pool?.close();
     this.store.close();
   }
+}
+
+/** What a reconcile's walk and parse leave for the rest of it (see Indexer.storeTree). */
+interface StoredTree {
+  stamp: string;
+  seqAtStart: number;
+  /** The batches it committed. */
+  batches: number;
+  changed: FileChangeEvent[];
+  reparsed: number;
+  removed: number;
+  skipped: number;
+  /** Nothing was read or removed. */
+  unchanged: boolean;
+  leftOut: Array<{ path: string; reason: string }>;
 }
 
 /**

@@ -458,6 +458,7 @@ export class Store {
     const db = this.db;
     return {
       allFiles: db.prepare(`SELECT ${FILE_COLUMNS} FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path`),
+      parsedPaths: db.prepare(`SELECT f.path FROM files f JOIN blobs b ON b.id = f.blob_id WHERE b.parsed = 1`).pluck(),
       anyUnder: db.prepare(`SELECT 1 AS x FROM files WHERE path >= ? AND path < ? LIMIT 1`),
       putSkipped: db.prepare(`INSERT OR REPLACE INTO skipped(path, size, mtime_ms, reason) VALUES (?, ?, ?, ?)`),
       deleteSkipped: db.prepare(`DELETE FROM skipped WHERE path = ?`),
@@ -523,6 +524,11 @@ export class Store {
     const rows = this.stmts.allFiles.all() as Array<RawFile | StoredFile>;
     for (const r of rows) r.parsed = r.parsed === 1;
     return rows as StoredFile[];
+  }
+
+  /** The paths of the files parsed for declarations (their rows are not read). */
+  parsedPaths(): Set<string> {
+    return new Set(this.stmts.parsedPaths.all() as string[]);
   }
 
   file(path: string): StoredFile | null {

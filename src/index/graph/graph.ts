@@ -3,7 +3,7 @@ import type { FileRelations } from '../../syntax/relations/types.ts';
 import type { SymbolInput } from '../parse-job.ts';
 import type { Declaration } from '../../syntax/types.ts';
 import { GraphStore, type DeclRow, type RefRow } from './graph-store.ts';
-import { Resolver } from './resolve.ts';
+import { recordedById, Resolver } from './resolve.ts';
 
 // The binding provider's graph over the index: each batch records the relation facts of the
 // files it parsed, and the next `resolve` links what can have changed — every reference of a
@@ -191,7 +191,7 @@ export class RelationGraph {
     if (full) {
       this.store.rewritingEdges(() => {
         this.store.dropAllEdges();
-        for (const ref of this.store.allRefs()) link(ref);
+        for (const ref of this.store.allRefs(recordedById(recorded))) link(ref);
         contains();
       });
     } else {
