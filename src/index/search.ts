@@ -1,6 +1,6 @@
 import { countBreaks, lineAt } from '../core/lines.ts';
 import { CHUNK_JOINS, SYMBOL_COLUMNS, SYMBOL_FROM, SYMBOL_JOINS, EXACT_NAME_IDS, type Store, type SymbolRow } from './store.ts';
-import { anyStemmed, nameKey, phrase, proseStem, stemVariants, stemmed, type QueryWord } from './text.ts';
+import { abbreviations, anyStemmed, nameKey, phrase, proseStem, stemVariants, stemmed, type QueryWord } from './text.ts';
 
 // The lanes of one search over one store. Each lane returns its own ranked list; the
 // search service fuses lanes (and stores, for on-demand files) into one total order.
@@ -63,28 +63,36 @@ export interface Lanes {
 
 /** Runs the ranked lanes the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
-  const words = withVariants(store, q.words);
+  const words = withVariants(store, q.words, false);
+  // Short forms (`tmp`, `dir`) name things in declaration names; in bodies they are mostly locals.
+  // `named[i]` is `words[i]` with them.
+  const named = q.symbols && q.words.some((w) => abbreviations(w).length > 0) ? withVariants(store, q.words, true) : words;
   return store.withPathFilter(q.pathOk, () => ({
     rankedSymbols:
       q.symbols && words.length > 0
         ? rankedSymbols(store, q.prose ? PROSE_FIELDS : IDENTIFIER_FIELDS, {
-            name: selective(store, 'symbols_fts', words),
+            name: selective(store, 'symbols_fts', named),
             doc: selective(store, 'docs_fts', words),
             body: selective(store, 'chunks_fts', words),
-          })
+          }, words, named)
         : [],
     rankedFiles: q.files && words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', words)) : [],
   }));
 }
 
-/** The query words with each prose word's stem variants (stem + a known suffix) that the index holds. */
-function withVariants(store: Store, words: readonly QueryWord[]): QueryWord[] {
-  if (!words.some((w) => proseStem(w) !== null)) return [...words];
+/**
+ * The query words with each prose word's variants that the index holds: its stem with a known
+ * suffix, and with `short`, the short forms code writes it with (`dir` for "directory").
+ */
+function withVariants(store: Store, words: readonly QueryWord[], short: boolean): QueryWord[] {
+  const shortOf = (w: QueryWord) => (short ? abbreviations(w) : []);
+  if (!words.some((w) => proseStem(w) !== null || shortOf(w).length > 0)) return [...words];
   const lookup = store.prepared('search.stemVariants', `SELECT term FROM ${store.vocabulary('chunks_fts')} WHERE term = ?`);
   return words.map((w) => {
     const stem = proseStem(w);
-    if (stem === null) return w;
-    const variants = stemVariants(stem).filter((t) => t !== w.tokens[0] && lookup.get(t) !== undefined);
+    const spellings = [...(stem === null ? [] : stemVariants(stem)), ...shortOf(w)];
+    if (spellings.length === 0) return w;
+    const variants = [...new Set(spellings)].filter((t) => t !== w.tokens[0] && lookup.get(t) !== undefined);
     return { ...w, variants };
   });
 }
@@ -141,7 +149,13 @@ const PROSE_FIELDS: FieldWeights = { name: 1, doc: 3, body: 1 };
  * weighted (`FieldWeights`), the body by its best chunk. Coverage counts the words its name or
  * its chunks carry (the chunks hold its documentation too).
  */
-function rankedSymbols(store: Store, weights: FieldWeights, words: Record<keyof FieldWeights, readonly QueryWord[]>): SymbolHitRow[] {
+function rankedSymbols(
+  store: Store,
+  weights: FieldWeights,
+  words: Record<keyof FieldWeights, readonly QueryWord[]>,
+  plain: readonly QueryWord[],
+  named: readonly QueryWord[],
+): SymbolHitRow[] {
   // The name and documentation fields: one row per declaration, the rowid its id.
   const byField = (table: 'symbols_fts' | 'docs_fts', fieldWords: readonly QueryWord[]) =>
     bestScored<{ id: number; score: number }>(store, `search.rankedSymbols.${table}`, table, fieldWords, {
@@ -178,7 +192,10 @@ function rankedSymbols(store: Store, weights: FieldWeights, words: Record<keyof 
     (store.prepared('search.rankedSymbols.rows', `SELECT ${SYMBOL_COLUMNS} FROM ${SYMBOL_FROM} WHERE s.id IN (SELECT value FROM json_each(@ids))`)
       .all({ ids: JSON.stringify(ids) }) as SymbolRow[]).map((r) => [r.id, r]),
   );
-  const coverage = symbolCoverage(store, [...new Set([...words.name, ...words.body])], ids);
+  // Each query word scored in the name or the body counts once: the name table is asked with the
+  // word's short forms, the body without (the same word, by its place in the query).
+  const covered = named.map((name, i) => ({ name, body: plain[i] })).filter((p) => words.name.includes(p.name) || words.body.includes(p.body));
+  const coverage = symbolCoverage(store, covered, ids);
   return ranked.filter(([id]) => rows.has(id)).map(([id, score]) => ({ row: rows.get(id)!, score, coverage: coverage.get(id) ?? 1 }));
 }
 
@@ -248,7 +265,7 @@ function sampleEvery(store: Store, table: 'symbols_fts' | 'docs_fts' | 'chunks_f
 }
 
 /** How many distinct query words each declaration's name or own text carries. */
-function symbolCoverage(store: Store, words: readonly QueryWord[], ids: number[]): Map<number, number> {
+function symbolCoverage(store: Store, words: ReadonlyArray<{ name: QueryWord; body: QueryWord }>, ids: number[]): Map<number, number> {
   const counts = new Map<number, number>();
   if (words.length < 2) return counts;
   const idList = JSON.stringify(ids);
@@ -259,8 +276,8 @@ function symbolCoverage(store: Store, words: readonly QueryWord[], ids: number[]
   const ownerOf = new Map(owned.map((r) => [r.id, r.owner]));
   const chunkIds = owned.map((r) => r.id);
   for (const w of words) {
-    const carriers = new Set<number>(matchingAmong(store, 'symbols_fts', w, ids));
-    for (const id of matchingAmong(store, 'chunks_fts', w, chunkIds)) carriers.add(ownerOf.get(id)!);
+    const carriers = new Set<number>(matchingAmong(store, 'symbols_fts', w.name, ids));
+    for (const id of matchingAmong(store, 'chunks_fts', w.body, chunkIds)) carriers.add(ownerOf.get(id)!);
     for (const id of carriers) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;

@@ -94,6 +94,63 @@ export function stemVariants(stem: string): string[] {
   return INFLECTIONS.map((s) => stem + s);
 }
 
+/**
+ * The short forms code spells common words with (`dir` for "directory", `tmp` for "temporary"),
+ * by the prose word: a prose query's word also matches them. Only abbreviations that mean the
+ * word wherever they appear; builtins that collide with other meanings (`str`, `len`, `max`) are
+ * left out.
+ */
+const ABBREVIATIONS: Readonly<Record<string, readonly string[]>> = (() => {
+  const table: Record<string, readonly string[]> = {};
+  const add = (words: string, short: string) => {
+    for (const w of words.split(' ')) table[w] = short.split(' ');
+  };
+  add('directory directories', 'dir dirs dirname');
+  add('temporary', 'tmp temp');
+  add('configuration configure', 'config conf cfg');
+  add('argument arguments', 'arg args argv');
+  add('parameter parameters', 'param params');
+  add('message messages', 'msg msgs');
+  add('command commands', 'cmd cmds');
+  add('environment', 'env environ');
+  add('initialize initialise initialization', 'init');
+  add('attribute attributes', 'attr attrs');
+  add('reference references', 'ref refs');
+  add('previous', 'prev');
+  add('source', 'src');
+  add('destination', 'dst dest');
+  add('function functions', 'func funcs');
+  add('utility utilities', 'util utils');
+  add('information', 'info');
+  add('specification', 'spec');
+  add('expression expressions', 'expr');
+  add('request', 'req');
+  add('response', 'resp');
+  add('context', 'ctx');
+  add('database', 'db');
+  add('package packages', 'pkg');
+  add('position', 'pos');
+  add('sequence', 'seq');
+  add('exception', 'exc');
+  add('address', 'addr');
+  add('authentication', 'auth');
+  add('connection', 'conn');
+  add('buffer', 'buf');
+  add('password', 'passwd');
+  add('statistics', 'stats');
+  add('synchronize synchronous', 'sync');
+  add('asynchronous', 'async');
+  add('millisecond milliseconds', 'ms');
+  add('timestamp', 'ts');
+  return table;
+})();
+
+/** The short forms of a plain prose word (see ABBREVIATIONS), to be checked against the index's vocabulary. */
+export function abbreviations(word: QueryWord): readonly string[] {
+  if (word.tokens.length !== 1 || !PROSE_WORD.test(word.text)) return [];
+  return Object.hasOwn(ABBREVIATIONS, word.tokens[0]) ? ABBREVIATIONS[word.tokens[0]] : [];
+}
+
 /** A stem shorter than this matches too many unrelated tokens to help (`us*`, `ad*`). */
 const STEM_MIN = 4;
 

@@ -81,6 +81,28 @@ test('prose words match their inflections; identifiers match only themselves', a
   }
 });
 
+test('a prose word matches the short forms declaration names write it with; a short form in a body or typed alone does not', async () => {
+  const root = tempWorkspace({
+    'fsutil.py': 'def make_tmp_dir(parent):\n    return parent\n\n\ndef copy_file(src, dst):\n    return dst\n\n\ndef dst_path(name):\n    return name\n',
+    'notes.py': 'def temporary_directory_notes():\n    return None\n',
+  });
+  const engine = await Engine.open(root, { watch: false });
+  try {
+    await engine.build();
+    const names = async (query: string) =>
+      (await engine.search.search({ query, target: 'symbol' })).results.map((h) => (h.hit.target === 'symbol' ? h.hit.symbol.name : '')).sort();
+    // "temporary" → tmp, "directory" → dir: both words match make_tmp_dir as well as the spelled-out name.
+    assert.deepEqual(await names('temporary directory'), ['make_tmp_dir', 'temporary_directory_notes']);
+    // "destination" → dst in a name; copy_file's parameter `dst` is a local, not a match.
+    assert.deepEqual(await names('destination'), ['dst_path']);
+    // The short form typed is an identifier: `tmp` does not expand to "temporary".
+    assert.deepEqual(await names('tmp'), ['make_tmp_dir']);
+  } finally {
+    await engine.close();
+    removeWorkspace(root);
+  }
+});
+
 test('a declaration documentation is its comments before it and a docstring opening it, not its decorators or later strings', () => {
   const doc = (src: string, item: string) => {
     const bytes = new TextEncoder().encode(src);
