@@ -96,9 +96,9 @@ export function stemVariants(stem: string): string[] {
 
 /**
  * The short forms code spells common words with (`dir` for "directory", `tmp` for "temporary"),
- * by the prose word: a prose query's word also matches them. Only abbreviations that mean the
- * word wherever they appear; builtins that collide with other meanings (`str`, `len`, `max`) are
- * left out.
+ * by the prose word: in declaration names a prose query's word also matches them (index/search.ts;
+ * in bodies they are mostly local variables). Only abbreviations that mean the word wherever they
+ * appear; builtins that collide with other meanings (`str`, `len`, `max`) are left out.
  */
 const ABBREVIATIONS: Readonly<Record<string, readonly string[]>> = (() => {
   const table: Record<string, readonly string[]> = {};
