@@ -119,3 +119,37 @@ test('the kept file list forgets what a transaction that rolled back recorded', 
     removeWorkspace(root);
   }
 });
+
+test('a file deleted while the binding provider was off leaves the graph when it is on again', async () => {
+  const root = tempWorkspace({
+    'a.py': 'from b import helper\n\n\ndef caller():\n    return helper()\n',
+    'b.py': 'def helper():\n    return 1\n',
+  });
+  const graphFiles = () => {
+    const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });
+    try {
+      return (db.prepare(`SELECT path FROM graph_files ORDER BY path`).all() as Array<{ path: string }>).map((r) => r.path);
+    } finally {
+      db.close();
+    }
+  };
+  const engine = await Engine.open(root, { watch: false });
+  try {
+    await engine.build();
+    assert.deepEqual(graphFiles(), ['a.py', 'b.py']);
+    assert.ok(nodes(root).all.includes('b.py#helper'));
+    // Off: the store forgets b.py, the graph is not told.
+    writeFileSync(join(root, 'rift.toml'), '[providers.binding]\nenabled = false\n');
+    rmSync(join(root, 'b.py'));
+    await engine.build();
+    assert.deepEqual(graphFiles(), ['a.py', 'b.py']);
+    // On again: the graph drops what the store no longer parses, and the edge to it.
+    writeFileSync(join(root, 'rift.toml'), '[providers.binding]\nenabled = true\n');
+    await engine.build();
+    assert.deepEqual(graphFiles(), ['a.py']);
+    assert.equal(nodes(root).all.includes('b.py#helper'), false);
+  } finally {
+    await engine.close();
+    removeWorkspace(root);
+  }
+});
