@@ -63,10 +63,10 @@ export interface Lanes {
 
 /** Runs the ranked lanes the query asks for. Throws when the full-text tables cannot be read. */
 export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymbols' | 'rankedFiles'> {
-  const words = withVariants(store, q.words, false);
+  const words = withVariants(store, q.words);
   // Short forms (`tmp`, `dir`) name things in declaration names; in bodies they are mostly locals.
   // `named[i]` is `words[i]` with them.
-  const named = q.symbols && q.words.some((w) => abbreviations(w).length > 0) ? withVariants(store, q.words, true) : words;
+  const named = q.symbols ? withShortForms(store, words) : words;
   return store.withPathFilter(q.pathOk, () => ({
     rankedSymbols:
       q.symbols && words.length > 0
@@ -80,21 +80,28 @@ export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymb
   }));
 }
 
-/**
- * The query words with each prose word's variants that the index holds: its stem with a known
- * suffix, and with `short`, the short forms code writes it with (`dir` for "directory").
- */
-function withVariants(store: Store, words: readonly QueryWord[], short: boolean): QueryWord[] {
-  const shortOf = (w: QueryWord) => (short ? abbreviations(w) : []);
-  if (!words.some((w) => proseStem(w) !== null || shortOf(w).length > 0)) return [...words];
-  const lookup = store.prepared('search.stemVariants', `SELECT term FROM ${store.vocabulary('chunks_fts')} WHERE term = ?`);
+/** The query words with each prose word's stem variants (stem + a known suffix) that the index holds. */
+function withVariants(store: Store, words: readonly QueryWord[]): QueryWord[] {
+  if (!words.some((w) => proseStem(w) !== null)) return [...words];
   return words.map((w) => {
     const stem = proseStem(w);
-    const spellings = [...(stem === null ? [] : stemVariants(stem)), ...shortOf(w)];
-    if (spellings.length === 0) return w;
-    const variants = [...new Set(spellings)].filter((t) => t !== w.tokens[0] && lookup.get(t) !== undefined);
-    return { ...w, variants };
+    return stem === null ? w : { ...w, variants: indexedTerms(store, stemVariants(stem), w) };
   });
+}
+
+/** `words` (from withVariants) with each prose word's short forms (`dir` for "directory") that the index holds added; `words` itself when none has any. */
+function withShortForms(store: Store, words: readonly QueryWord[]): readonly QueryWord[] {
+  if (!words.some((w) => abbreviations(w).length > 0)) return words;
+  return words.map((w) => {
+    const short = indexedTerms(store, abbreviations(w), w).filter((t) => !w.variants?.includes(t));
+    return short.length === 0 ? w : { ...w, variants: [...(w.variants ?? []), ...short] };
+  });
+}
+
+/** The spellings other than the word itself that the index's vocabulary holds. */
+function indexedTerms(store: Store, spellings: readonly string[], w: QueryWord): string[] {
+  const lookup = store.prepared('search.stemVariants', `SELECT term FROM ${store.vocabulary('chunks_fts')} WHERE term = ?`);
+  return spellings.filter((t) => t !== w.tokens[0] && lookup.get(t) !== undefined);
 }
 
 /** A word in more than this share of a table's rows says little and costs most; it is left out. */

@@ -97,6 +97,13 @@ test('a prose word matches the short forms declaration names write it with; a sh
     assert.deepEqual(await names('destination'), ['dst_path']);
     // The short form typed is an identifier: `tmp` does not expand to "temporary".
     assert.deepEqual(await names('tmp'), ['make_tmp_dir']);
+    // Each query word counts once toward the words a declaration carries, though its name form
+    // (with `tmp`, `dir`) and its body form (without) are asked apart.
+    const words = meaningfulWords(queryWords('temporary directory'));
+    const q = { words, identifierWords: words, literal: 'temporary directory', prose: true, pathOk: () => true, symbols: true, files: false };
+    const coverage = new Map(rankedLanes(engine.indexer.store, q).rankedSymbols.map((r) => [r.row.qname, r.coverage]));
+    assert.equal(coverage.get('make_tmp_dir'), 2);
+    assert.equal(coverage.get('temporary_directory_notes'), 2);
   } finally {
     await engine.close();
     removeWorkspace(root);
