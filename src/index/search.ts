@@ -67,17 +67,51 @@ export function rankedLanes(store: Store, q: LaneQuery): Pick<Lanes, 'rankedSymb
   // Short forms (`tmp`, `dir`) name things in declaration names; in bodies they are mostly locals.
   // `named[i]` is `words[i]` with them.
   const named = q.symbols ? withShortForms(store, words) : words;
-  return store.withPathFilter(q.pathOk, () => ({
-    rankedSymbols:
-      q.symbols && words.length > 0
-        ? rankedSymbols(store, q.prose ? PROSE_FIELDS : IDENTIFIER_FIELDS, {
+  return store.withPathFilter(q.pathOk, () => {
+    if (words.length === 0 || (!q.symbols && !q.files)) return { rankedSymbols: [], rankedFiles: [] };
+    const body = selective(store, 'chunks_fts', words);
+    // The chunks are scored once for both lanes: a declaration's body is its best chunk.
+    const chunks = scoredChunks(store, body, { owned: q.symbols, any: q.files });
+    const matches = new Matches(store);
+    return {
+      rankedSymbols: q.symbols
+        ? rankedSymbols(store, matches, q.prose ? PROSE_FIELDS : IDENTIFIER_FIELDS, {
             name: selective(store, 'symbols_fts', named),
             doc: selective(store, 'docs_fts', words),
-            body: selective(store, 'chunks_fts', words),
-          }, words, named)
+            body,
+          }, chunks.owned, words, named)
         : [],
-    rankedFiles: q.files && words.length > 0 ? rankedFiles(store, selective(store, 'chunks_fts', words)) : [],
-  }));
+      rankedFiles: q.files ? rankedFiles(matches, body, chunks.any) : [],
+    };
+  });
+}
+
+/** A chunk the words match, with the file holding it and its BM25 score. */
+type ScoredChunk = Omit<FileHitRow, 'coverage' | 'owned'> & {
+  chunk: number;
+  /** The declaration whose own text the chunk is, or null. */
+  owner: number | null;
+};
+
+/**
+ * The best chunks the words match, scored in one pass for the lanes that want them: `owned`,
+ * the best 2 × LANE_CANDIDATES_MAX inside a declaration (the ranked-symbols lane's body field);
+ * `any`, the best 2 × LANE_CANDIDATES_MAX of all (the ranked-files lane).
+ */
+function scoredChunks(store: Store, words: readonly QueryWord[], want: { owned: boolean; any: boolean }): { owned: ScoredChunk[]; any: ScoredChunk[] } {
+  const views = [
+    ...(want.owned ? [{ where: 'owner IS NOT NULL', limit: LANE_CANDIDATES_MAX * 2 }] : []),
+    ...(want.any ? [{ where: null, limit: LANE_CANDIDATES_MAX * 2 }] : []),
+  ];
+  const found = bestScored<ScoredChunk>(store, `search.chunks.${want.owned}.${want.any}`, 'chunks_fts', words, {
+    matches: `SELECT c.id AS chunk, c.symbol_id AS owner, f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line,
+        bm25(chunks_fts) AS score
+      FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
+      WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)`,
+    tie: ['chunk', 'fileId'],
+    views,
+  });
+  return { owned: want.owned ? found[0] : [], any: want.any ? found.at(-1)! : [] };
 }
 
 /** The query words with each prose word's stem variants (stem + a known suffix) that the index holds. */
@@ -158,8 +192,10 @@ const PROSE_FIELDS: FieldWeights = { name: 1, doc: 3, body: 1 };
  */
 function rankedSymbols(
   store: Store,
+  matches: Matches,
   weights: FieldWeights,
   words: Record<keyof FieldWeights, readonly QueryWord[]>,
+  bodyChunks: readonly ScoredChunk[],
   plain: readonly QueryWord[],
   named: readonly QueryWord[],
 ): SymbolHitRow[] {
@@ -169,21 +205,14 @@ function rankedSymbols(
       matches: `SELECT s.id, bm25(${table}) AS score
         FROM ${table} JOIN symbols s ON s.id = ${table}.rowid ${SYMBOL_JOINS}
         WHERE ${table} MATCH @match AND rift_path_ok(f.path)`,
-      tie: 'id',
-      limit: LANE_CANDIDATES_MAX,
-    });
+      tie: ['id'],
+      views: [{ where: null, limit: LANE_CANDIDATES_MAX }],
+    })[0];
   const byName = byField('symbols_fts', words.name);
   const byDoc = byField('docs_fts', words.doc);
   // The body: a declaration's best chunk.
-  const bodyChunks = bestScored<{ id: number; chunk: number; score: number }>(store, 'search.rankedSymbols.body', 'chunks_fts', words.body, {
-    matches: `SELECT c.symbol_id AS id, c.id AS chunk, bm25(chunks_fts) AS score
-      FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
-      WHERE chunks_fts MATCH @match AND c.symbol_id IS NOT NULL AND rift_path_ok(f.path)`,
-    tie: 'chunk',
-    limit: LANE_CANDIDATES_MAX * 2,
-  });
   const bodyScores = new Map<number, number>();
-  for (const r of bodyChunks) if (!bodyScores.has(r.id)) bodyScores.set(r.id, r.score);
+  for (const r of bodyChunks) if (!bodyScores.has(r.owner!)) bodyScores.set(r.owner!, r.score);
   const byBody = [...bodyScores].map(([id, score]) => ({ id, score }));
   const scores = new Map<number, number>();
   const add = (rows: Array<{ id: number; score: number }>, weight: number) => {
@@ -202,7 +231,7 @@ function rankedSymbols(
   // Each query word scored in the name or the body counts once: the name table is asked with the
   // word's short forms, the body without (the same word, by its place in the query).
   const covered = named.map((name, i) => ({ name, body: plain[i] })).filter((p) => words.name.includes(p.name) || words.body.includes(p.body));
-  const coverage = symbolCoverage(store, covered, ids);
+  const coverage = symbolCoverage(matches, covered, ids);
   return ranked.filter(([id]) => rows.has(id)).map(([id, score]) => ({ row: rows.get(id)!, score, coverage: coverage.get(id) ?? 1 }));
 }
 
@@ -220,37 +249,65 @@ function scoredRowsMax(): number {
 }
 
 /**
- * The best `limit` rows of a ranked query, by score then `tie`. `matches` selects every row the
- * words match (\`@match\`: any of them) with its BM25 \`score\`. Up to SCORED_ROWS_MAX matches,
- * every one is scored and the answer is exact. Past it, an even sample of about SCORED_ROWS_MAX
- * matches is scored — every k-th row id (no part of the tree favoured), k told from how far
- * into the row ids the first SCORED_ROWS_MAX matches reach — together with the rows carrying
- * every word (exact while they fit, sampled alike beyond): the rows that rank first are not
- * left to the sample.
+ * A ranked query: \`matches\` selects every row the words match (\`@match\`: any of them) with
+ * its BM25 \`score\`; each view is the best \`limit\` of those rows passing its \`where\` (over
+ * the selected columns), by score then the \`tie\` columns.
+ */
+interface RankedQuery {
+  matches: string;
+  tie: readonly string[];
+  views: ReadonlyArray<{ where: string | null; limit: number }>;
+}
+
+/**
+ * The best rows of a ranked query, one list per view, every match scored once whatever the
+ * views. Up to SCORED_ROWS_MAX matches, every one is scored and the answer is exact. Past it,
+ * an even sample of about SCORED_ROWS_MAX matches is scored — every k-th row id (no part of the
+ * tree favoured), k told from how far into the row ids the first SCORED_ROWS_MAX matches
+ * reach — together with the rows carrying every word (exact while they fit, sampled alike
+ * beyond): the rows that rank first are not left to the sample.
  */
 function bestScored<T extends { score: number }>(
   store: Store,
   key: string,
   table: 'symbols_fts' | 'docs_fts' | 'chunks_fts',
   words: readonly QueryWord[],
-  q: { matches: string; tie: 'id' | 'chunk'; limit: number },
-): T[] {
-  const order = `score, ${q.tie}`;
-  const run = (match: string): { rows: T[]; sampled: boolean } => {
+  q: RankedQuery,
+): T[][] {
+  const order = ['score', ...q.tie].join(', ');
+  // One view reads the matches directly; several share them, scored once into a temporary table.
+  const select = (matches: string) =>
+    q.views.length === 1 && q.views[0].where === null
+      ? `SELECT 0 AS view, * FROM (${matches}) ORDER BY ${order} LIMIT ${q.views[0].limit}`
+      : `WITH m AS MATERIALIZED (${matches}) ` +
+        q.views.map((v, i) => `SELECT * FROM (SELECT ${i} AS view, * FROM m${v.where ? ` WHERE ${v.where}` : ''} ORDER BY ${order} LIMIT ${v.limit})`).join(' UNION ALL ');
+  const run = (match: string): { views: T[][]; sampled: boolean } => {
     const every = sampleEvery(store, table, match);
-    if (every === null) return { rows: store.prepared(`${key}.all`, `SELECT * FROM (${q.matches}) ORDER BY ${order} LIMIT ${q.limit}`).all({ match }) as T[], sampled: false };
-    const sample = store
-      .prepared(`${key}.sampled`, `SELECT * FROM (${q.matches} AND ${table}.rowid % @every = 0) ORDER BY ${order} LIMIT ${q.limit}`)
-      .all({ match, every }) as T[];
-    return { rows: sample, sampled: true };
+    const rows = (
+      every === null
+        ? store.prepared(`${key}.all`, select(q.matches)).all({ match })
+        : store.prepared(`${key}.sampled`, select(`${q.matches} AND ${table}.rowid % @every = 0`)).all({ match, every })
+    ) as Array<T & { view: number }>;
+    const views = q.views.map((): T[] => []);
+    for (const { view, ...row } of rows) views[view].push(row as unknown as T);
+    return { views, sampled: every !== null };
   };
   const any = run(anyStemmed(words));
-  if (!any.sampled || words.length < 2) return any.rows;
+  if (!any.sampled || words.length < 2) return any.views;
   // The sample may have passed over the rows carrying every word: they join it.
-  const tie = (r: T) => (r as unknown as Record<'id' | 'chunk', number>)[q.tie];
-  const seen = new Set(any.rows.map(tie));
-  const merged = [...any.rows, ...run(words.map((w) => stemmed(w)).join(' AND ')).rows.filter((r) => !seen.has(tie(r)))];
-  return merged.sort((a, b) => a.score - b.score || tie(a) - tie(b)).slice(0, q.limit);
+  const every = run(words.map((w) => stemmed(w)).join(' AND ')).views;
+  const tie = (r: T) => q.tie.map((c) => (r as unknown as Record<string, number>)[c]);
+  const byTie = (a: T, b: T) => {
+    const x = tie(a);
+    const y = tie(b);
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
+    return 0;
+  };
+  return any.views.map((rows, i) => {
+    const seen = new Set(rows.map((r) => tie(r).join(':')));
+    const merged = [...rows, ...every[i].filter((r) => !seen.has(tie(r).join(':')))];
+    return merged.sort((a, b) => a.score - b.score || byTie(a, b)).slice(0, q.views[i].limit);
+  });
 }
 
 /**
@@ -272,19 +329,19 @@ function sampleEvery(store: Store, table: 'symbols_fts' | 'docs_fts' | 'chunks_f
 }
 
 /** How many distinct query words each declaration's name or own text carries. */
-function symbolCoverage(store: Store, words: ReadonlyArray<{ name: QueryWord; body: QueryWord }>, ids: number[]): Map<number, number> {
+function symbolCoverage(matches: Matches, words: ReadonlyArray<{ name: QueryWord; body: QueryWord }>, ids: number[]): Map<number, number> {
   const counts = new Map<number, number>();
   if (words.length < 2) return counts;
   const idList = JSON.stringify(ids);
-  const owned = store.prepared(
+  const owned = matches.store.prepared(
     'search.coverage.owned',
     `SELECT id, symbol_id AS owner FROM chunks WHERE symbol_id IN (SELECT value FROM json_each(@ids))`,
   ).all({ ids: idList }) as Array<{ id: number; owner: number }>;
   const ownerOf = new Map(owned.map((r) => [r.id, r.owner]));
   const chunkIds = owned.map((r) => r.id);
   for (const w of words) {
-    const carriers = new Set<number>(matchingAmong(store, 'symbols_fts', w.name, ids));
-    for (const id of matchingAmong(store, 'chunks_fts', w.body, chunkIds)) carriers.add(ownerOf.get(id)!);
+    const carriers = new Set<number>(matches.among('symbols_fts', w.name, ids));
+    for (const id of matches.among('chunks_fts', w.body, chunkIds)) carriers.add(ownerOf.get(id)!);
     for (const id of carriers) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
@@ -294,54 +351,74 @@ function symbolCoverage(store: Store, words: ReadonlyArray<{ name: QueryWord; bo
 const DOCLIST_READ_PER_CANDIDATE = 32;
 
 /**
- * The rows among `ids` that the word (stemmed) matches. FTS5 answers \`rowid IN (…)\` by running
- * the match once per listed row (~8 µs each, times the tokens a stemmed word ORs), while reading
- * a word's whole list of rows costs ~0.2 µs a row: a word in fewer rows than a few dozen per
- * candidate and token is read whole and intersected here (32 stdlib copies, 1,000 candidates:
- * \`create\` and its four variants, 140,000 rows, 86 → 35 ms); a commoner one is asked row by row.
+ * The rows among candidates that a word (stemmed) matches, for the lanes of one query. FTS5
+ * answers \`rowid IN (…)\` by running the match once per listed row (~8 µs each, times the tokens
+ * a stemmed word ORs), while reading a word's whole list of rows costs ~0.2 µs a row: a word in
+ * fewer rows than a few dozen per candidate and token is read whole and intersected here (32
+ * stdlib copies, 1,000 candidates: \`create\` and its four variants, 140,000 rows, 86 → 35 ms);
+ * a commoner one is asked row by row. A list read whole serves the query's other lanes too, and
+ * a list found too long is not read again for as many candidates or fewer.
  */
-function matchingAmong(store: Store, table: 'symbols_fts' | 'chunks_fts', word: QueryWord, ids: readonly number[]): number[] {
-  if (ids.length === 0) return [];
-  const match = stemmed(word);
-  const cap = Math.max(1000, DOCLIST_READ_PER_CANDIDATE * (1 + (word.variants?.length ?? 0)) * ids.length);
-  const whole = store
-    .prepared(`search.doclist.${table}`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match LIMIT @cap`)
-    .pluck()
-    .all({ match, cap }) as number[];
-  if (whole.length < cap) {
-    const wanted = new Set(ids);
-    return whole.filter((id) => wanted.has(id));
+class Matches {
+  /** Per table and match: its rows in ascending order when read whole, else the most rows a read found it longer than. */
+  private readonly lists = new Map<string, { rows: readonly number[] } | { longerThan: number }>();
+
+  constructor(readonly store: Store) {}
+
+  among(table: 'symbols_fts' | 'chunks_fts', word: QueryWord, ids: readonly number[]): number[] {
+    if (ids.length === 0) return [];
+    const match = stemmed(word);
+    const key = `${table}\0${match}`;
+    const cap = Math.max(1000, DOCLIST_READ_PER_CANDIDATE * (1 + (word.variants?.length ?? 0)) * ids.length);
+    let list = this.lists.get(key);
+    if (list === undefined || ('longerThan' in list && list.longerThan < cap)) {
+      const rows = this.store
+        .prepared(`search.doclist.${table}`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match ORDER BY rowid LIMIT @cap`)
+        .pluck()
+        .all({ match, cap }) as number[];
+      list = rows.length < cap ? { rows } : { longerThan: cap };
+      this.lists.set(key, list);
+    }
+    if ('rows' in list) {
+      const rows = list.rows;
+      return ids.filter((id) => holds(rows, id));
+    }
+    return this.store
+      .prepared(`search.among.${table}`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match AND rowid IN (SELECT value FROM json_each(@ids))`)
+      .pluck()
+      .all({ match, ids: JSON.stringify(ids) }) as number[];
   }
-  return store
-    .prepared(`search.among.${table}`, `SELECT rowid FROM ${table} WHERE ${table} MATCH @match AND rowid IN (SELECT value FROM json_each(@ids))`)
-    .pluck()
-    .all({ match, ids: JSON.stringify(ids) }) as number[];
 }
 
-function rankedFiles(store: Store, words: readonly QueryWord[]): FileHitRow[] {
-  const rows = bestScored<FileHitRow & { id: number }>(store, 'search.rankedChunks', 'chunks_fts', words, {
-    matches: `SELECT c.id, f.id AS fileId, f.path, f.size, b.language, c.start, c.end, c.line, c.symbol_id IS NOT NULL AS owned, bm25(chunks_fts) AS score
-      FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid ${CHUNK_JOINS}
-      WHERE chunks_fts MATCH @match AND rift_path_ok(f.path)`,
-    tie: 'id',
-    limit: LANE_CANDIDATES_MAX * 2,
-  });
-  const coverage = coverageOf(store, 'chunks_fts', words, rows.map((r) => r.id));
+/** Whether the ascending `sorted` holds `id` (binary search). */
+function holds(sorted: readonly number[], id: number): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo] === id;
+}
+
+function rankedFiles(matches: Matches, words: readonly QueryWord[], chunks: readonly ScoredChunk[]): FileHitRow[] {
+  const coverage = chunkCoverage(matches, words, chunks.map((c) => c.chunk));
   // One unit per file: its chunk carrying the most words, then the best score.
   const best = new Map<number, FileHitRow>();
-  for (const r of rows) {
-    const hit: FileHitRow = { ...r, owned: Boolean(r.owned), coverage: coverage.get(r.id) ?? 1 };
-    const prev = best.get(r.fileId);
-    if (!prev || hit.coverage > prev.coverage || (hit.coverage === prev.coverage && hit.score < prev.score)) best.set(r.fileId, hit);
+  for (const { chunk, owner, ...c } of chunks) {
+    const hit: FileHitRow = { ...c, owned: owner !== null, coverage: coverage.get(chunk) ?? 1 };
+    const prev = best.get(c.fileId);
+    if (!prev || hit.coverage > prev.coverage || (hit.coverage === prev.coverage && hit.score < prev.score)) best.set(c.fileId, hit);
   }
   return [...best.values()].sort((a, b) => b.coverage - a.coverage || a.score - b.score || a.fileId - b.fileId);
 }
 
-/** How many distinct query words each candidate row carries (one FTS query per word). */
-function coverageOf(store: Store, table: 'symbols_fts' | 'chunks_fts', words: readonly QueryWord[], ids: number[]): Map<number, number> {
+/** How many distinct query words each candidate chunk carries. */
+function chunkCoverage(matches: Matches, words: readonly QueryWord[], ids: number[]): Map<number, number> {
   const counts = new Map<number, number>();
   if (words.length < 2 || ids.length === 0) return counts;
-  for (const w of words) for (const id of matchingAmong(store, table, w, ids)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  for (const w of words) for (const id of matches.among('chunks_fts', w, ids)) counts.set(id, (counts.get(id) ?? 0) + 1);
   return counts;
 }
 
@@ -422,7 +499,7 @@ function prefixed(store: Store, w: string): Array<SymbolRow & { level: number }>
   }
   const names = store.prepared(
     'search.names.prefixNames',
-    `SELECT qname, name, qname_lower FROM names WHERE name_lower > @w AND name_lower < @hi ORDER BY length(name), qname, name LIMIT @limit OFFSET @skip`,
+    `SELECT qname, name, qname_lower, n FROM names WHERE name_lower > @w AND name_lower < @hi ORDER BY length(name), qname, name LIMIT @limit OFFSET @skip`,
   );
   const declarations = store.prepared(
     'search.names.prefixRows',
@@ -433,11 +510,17 @@ function prefixed(store: Store, w: string): Array<SymbolRow & { level: number }>
   );
   const out: Array<SymbolRow & { level: number }> = [];
   for (let skip = 0; out.length < LANE_CANDIDATES_MAX; skip += LANE_CANDIDATES_MAX) {
-    // A batch of names holds at least one declaration each, unless the path filter leaves them out.
-    const batch = names.all({ w, hi: w + '\uffff', limit: LANE_CANDIDATES_MAX, skip }) as Array<{ qname: string; name: string; qname_lower: string }>;
-    if (batch.length === 0) break;
-    const keyed = JSON.stringify(batch.map((n) => [nameKey(n.qname_lower), n.qname, n.name]));
-    out.push(...(declarations.all({ names: keyed, limit: LANE_CANDIDATES_MAX - out.length }) as Array<SymbolRow & { level: number }>));
+    const batch = names.all({ w, hi: w + '\uffff', limit: LANE_CANDIDATES_MAX, skip }) as Array<{ qname: string; name: string; qname_lower: string; n: number }>;
+    // Declarations come in their names' order, so the names whose counts cover what is still
+    // wanted are asked first (in many copies of a tree a name has many declarations); the next
+    // ones only when the path filter leaves the page short.
+    for (let from = 0; from < batch.length && out.length < LANE_CANDIDATES_MAX; ) {
+      let to = from;
+      for (let count = 0; to < batch.length && count < LANE_CANDIDATES_MAX - out.length; to++) count += batch[to].n;
+      const keyed = JSON.stringify(batch.slice(from, to).map((n) => [nameKey(n.qname_lower), n.qname, n.name]));
+      out.push(...(declarations.all({ names: keyed, limit: LANE_CANDIDATES_MAX - out.length }) as Array<SymbolRow & { level: number }>));
+      from = to;
+    }
     if (batch.length < LANE_CANDIDATES_MAX) break;
   }
   return out;
