@@ -2,6 +2,7 @@
 // (≈ 2,450 / 19,600 / 78,000 files), beside `ctags -R` and `rg` on the same trees in the same run.
 //
 //   npx tsx bench/scale.ts [--sizes 1,8,32] [--keep] [--no-write] [--no-build]
+//   npx tsx bench/scale.ts --reads DIR   (the read figures alone, on a tree a --keep run left)
 //
 // Per size: cold `rift index` (wall, CPU, peak RSS of the process, which holds every thread rift
 // starts), store bytes ÷ tree bytes, warm start, a branch switch touching 5 % of the files,
@@ -118,8 +119,10 @@ async function live(dir: string): Promise<Pick<SizeResult, 'getSymbol' | 'litera
     const file = join(dir, 'copy-0', 'argparse.py');
     const visibility: number[] = [];
     let visibilityTimeouts = 0;
+    const run = Date.now().toString(36);
     for (let i = 0; i < PROBES; i++) {
-      const name = `scale_probe_${i}`;
+      // Unique per run: a tree kept from an earlier run (--reads) already declares that run's probes.
+      const name = `scale_probe_${run}_${i}`;
       const t0 = performance.now();
       appendFileSync(file, `\ndef ${name}(): pass\n`);
       let seen = false;
@@ -239,9 +242,29 @@ function report(results: SizeResult[], rg: string): string {
   ].join('\n');
 }
 
+/** `--reads DIR`: the read figures alone, on a tree a kept run (`--keep`) built and indexed; printed, not written. */
+async function readsOnly(dir: string, rg: string): Promise<void> {
+  const lv = await live(dir);
+  const ms = (xs: readonly number[]) => `${fmtMs(percentile(sorted(xs), 50))} / ${fmtMs(p95(xs))}`;
+  process.stdout.write(
+    [
+      `Reads on ${dir} (rift at ${spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim()}, ${rg}, load ${load1().toFixed(1)}):`,
+      `| get_symbol p50 / p95 | ${ms(lv.getSymbol)} |`,
+      `| search p50 / p95, ${LITERAL_QUERIES} literal queries | ${ms(lv.literal)} |`,
+      `| search p50 / p95, prose queries | ${ms(lv.prose)} |`,
+      `| rg -F p50 / p95 | ${ms(lv.rg)} |`,
+      `| search ÷ rg, total over the literal queries | ${(sum(lv.literal) / sum(lv.rg)).toFixed(3)} |`,
+      `| edit visible p50 / p95 | ${lv.visibility.length > 0 ? ms(lv.visibility) : 'n/a'}${lv.visibilityTimeouts ? `, ${lv.visibilityTimeouts} timed out` : ''} |`,
+      '',
+    ].join('\n'),
+  );
+}
+
 async function main(): Promise<void> {
   setLogLevel('warn');
   const rg = ripgrepOrExit();
+  const reads = arg('--reads');
+  if (reads !== undefined) return readsOnly(reads, rg);
   if (!process.argv.includes('--no-build')) {
     process.stderr.write('building dist/ …\n');
     spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
