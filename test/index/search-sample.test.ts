@@ -90,3 +90,37 @@ test('a name part held by more declarations than the bound is matched in an even
     removeWorkspace(root);
   }
 });
+
+test('declarations and files ranked from one sample: each lane still finds the row carrying every word', () => {
+  // 120 functions hold `alpha` in their text, 80 hold `omega`; one function and one note hold
+  // both, and no name holds either word. One query scores the chunks once for both ranked lanes
+  // (a declaration's body, and the files). Under a bound of 50 both words' lists are sampled,
+  // and the pass over rows with every word must reach each lane: the declaration, and the note.
+  const files: Record<string, string> = { 'docs/note.md': 'intro\nalpha meets omega here\n' };
+  const fn = (name: string, text: string) => `def ${name}():\n    return "${text}"\n`;
+  for (let f = 0; f < 10; f++) {
+    const defs = [
+      ...Array.from({ length: 12 }, (_, i) => fn(`fa_${f}_${i}`, `alpha value ${i}`)),
+      ...Array.from({ length: 8 }, (_, i) => fn(`fo_${f}_${i}`, `omega value ${i}`)),
+      ...(f === 6 ? [fn('both_here', 'alpha meets omega')] : []),
+    ];
+    files[`pkg/m${f}.py`] = defs.join('\n');
+  }
+  const root = tempWorkspace(files);
+  try {
+    assert.equal(runCli(['index'], root).code, 0);
+    for (const env of [{}, { RIFT_SEARCH_SCORED_ROWS: '50' }] as Array<Record<string, string>>) {
+      const r = runCli(['search', 'alpha omega', '--json', '--limit', '20'], root, { env: { ...process.env, ...env } });
+      assert.equal(r.code, 0, r.stderr);
+      const results = (JSON.parse(r.stdout) as {
+        results: Array<{ path: string; line: number; hit: { target: string; symbol?: { name: string } } }>;
+      }).results;
+      const symbol = results.find((x) => x.hit.target === 'symbol');
+      const file = results.find((x) => x.hit.target === 'file');
+      assert.equal(symbol?.hit.symbol?.name, 'both_here', JSON.stringify(env));
+      assert.deepEqual(file && { path: file.path, line: file.line }, { path: 'docs/note.md', line: 2 }, JSON.stringify(env));
+    }
+  } finally {
+    removeWorkspace(root);
+  }
+});
