@@ -84,7 +84,7 @@ function pythonFiles(dir: string): string[] {
   return out.sort();
 }
 
-async function live(dir: string): Promise<Pick<SizeResult, 'getSymbol' | 'literal' | 'prose' | 'rg' | 'visibility' | 'visibilityTimeouts'>> {
+async function live(dir: string): Promise<ReadFigures> {
   const engine = await Engine.open(dir, { watch: true });
   try {
     await engine.build();
@@ -186,8 +186,29 @@ const p95 = (xs: readonly number[]) => percentile(sorted(xs), 95);
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 const mark = (ok: boolean) => (ok ? 'pass' : '**fail**');
 
+type ReadFigures = Pick<SizeResult, 'getSymbol' | 'literal' | 'prose' | 'rg' | 'visibility' | 'visibilityTimeouts'>;
+
+const percentiles = (xs: readonly number[]) => `${fmtMs(percentile(sorted(xs), 50))} / ${fmtMs(p95(xs))}`;
+
+/** The read rows of the table, by label: the full run's and `--reads`'. */
+const READ_ROWS: ReadonlyArray<[string, (r: ReadFigures) => string]> = [
+  [`get_symbol p50 / p95 (${NAMES} names, source)`, (r) => percentiles(r.getSymbol)],
+  [`search p50 / p95, ${LITERAL_QUERIES} literal queries`, (r) => percentiles(r.literal)],
+  ['search p50 / p95, prose queries of the relevance set', (r) => percentiles(r.prose)],
+  ['rg -F, same literal queries: p50 / p95', (r) => percentiles(r.rg)],
+  ['search ÷ rg, total over the literal queries', (r) => `${(sum(r.literal) / sum(r.rg)).toFixed(3)}`],
+  [
+    `edit visible p50 / p95 (${PROBES} appends)`,
+    (r) => `${r.visibility.length > 0 ? percentiles(r.visibility) : 'n/a'}${r.visibilityTimeouts ? `, ${r.visibilityTimeouts} timed out` : ''}`,
+  ],
+];
+
+function riftCommit(): string {
+  return spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+}
+
 function report(results: SizeResult[], rg: string): string {
-  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+  const head = riftCommit();
   const cols = results.map((r) => `${r.copies}×`);
   const row = (label: string, f: (r: SizeResult) => string) => `| ${label} | ${results.map(f).join(' | ')} |`;
   const table = [
@@ -204,12 +225,7 @@ function report(results: SizeResult[], rg: string): string {
     row('warm start, median of 3', (r) => fmtMs(median(r.warm))),
     row('branch switch: 5 % of files changed → re-index wall (re-parsed)', (r) => `${fmtMs(r.switched.run.wallMs)} (${r.switched.reparsed.toLocaleString('en')} of ${r.switched.files.toLocaleString('en')})`),
     row('  … ÷ (cold wall × 5 %)', (r) => `${(r.switched.run.wallMs / (r.cold.wallMs * SWITCH_SHARE)).toFixed(2)}`),
-    row(`get_symbol p50 / p95 (${NAMES} names, source)`, (r) => `${fmtMs(percentile(sorted(r.getSymbol), 50))} / ${fmtMs(p95(r.getSymbol))}`),
-    row(`search p50 / p95, ${LITERAL_QUERIES} literal queries`, (r) => `${fmtMs(percentile(sorted(r.literal), 50))} / ${fmtMs(p95(r.literal))}`),
-    row('search p50 / p95, prose queries of the relevance set', (r) => `${fmtMs(percentile(sorted(r.prose), 50))} / ${fmtMs(p95(r.prose))}`),
-    row('rg -F, same literal queries: p50 / p95', (r) => `${fmtMs(percentile(sorted(r.rg), 50))} / ${fmtMs(p95(r.rg))}`),
-    row('search ÷ rg, total over the literal queries', (r) => `${(sum(r.literal) / sum(r.rg)).toFixed(3)}`),
-    row(`edit visible p50 / p95 (${PROBES} appends)`, (r) => `${fmtMs(percentile(sorted(r.visibility), 50))} / ${fmtMs(p95(r.visibility))}${r.visibilityTimeouts ? `, ${r.visibilityTimeouts} timed out` : ''}`),
+    ...READ_ROWS.map(([label, f]) => row(label, f)),
   ];
   const last = results.at(-1)!;
   const targets = [
@@ -245,19 +261,8 @@ function report(results: SizeResult[], rg: string): string {
 /** `--reads DIR`: the read figures alone, on a tree a kept run (`--keep`) built and indexed; printed, not written. */
 async function readsOnly(dir: string, rg: string): Promise<void> {
   const lv = await live(dir);
-  const ms = (xs: readonly number[]) => `${fmtMs(percentile(sorted(xs), 50))} / ${fmtMs(p95(xs))}`;
-  process.stdout.write(
-    [
-      `Reads on ${dir} (rift at ${spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim()}, ${rg}, load ${load1().toFixed(1)}):`,
-      `| get_symbol p50 / p95 | ${ms(lv.getSymbol)} |`,
-      `| search p50 / p95, ${LITERAL_QUERIES} literal queries | ${ms(lv.literal)} |`,
-      `| search p50 / p95, prose queries | ${ms(lv.prose)} |`,
-      `| rg -F p50 / p95 | ${ms(lv.rg)} |`,
-      `| search ÷ rg, total over the literal queries | ${(sum(lv.literal) / sum(lv.rg)).toFixed(3)} |`,
-      `| edit visible p50 / p95 | ${lv.visibility.length > 0 ? ms(lv.visibility) : 'n/a'}${lv.visibilityTimeouts ? `, ${lv.visibilityTimeouts} timed out` : ''} |`,
-      '',
-    ].join('\n'),
-  );
+  const lines = [`Reads on ${dir} (rift at ${riftCommit()}, ${rg}, load ${load1().toFixed(1)}):`, ...READ_ROWS.map(([label, f]) => `| ${label} | ${f(lv)} |`)];
+  process.stdout.write(lines.join('\n') + '\n');
 }
 
 async function main(): Promise<void> {
