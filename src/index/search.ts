@@ -277,11 +277,14 @@ function bestScored<T extends { score: number }>(
 ): T[][] {
   const order = ['score', ...q.tie].join(', ');
   // One view reads the matches directly; several share them, scored once into a temporary table.
+  const view = (i: number, from: string) => {
+    const v = q.views[i];
+    return `SELECT ${i} AS view, * FROM ${from}${v.where ? ` WHERE ${v.where}` : ''} ORDER BY ${order} LIMIT ${v.limit}`;
+  };
   const select = (matches: string) =>
-    q.views.length === 1 && q.views[0].where === null
-      ? `SELECT 0 AS view, * FROM (${matches}) ORDER BY ${order} LIMIT ${q.views[0].limit}`
-      : `WITH m AS MATERIALIZED (${matches}) ` +
-        q.views.map((v, i) => `SELECT * FROM (SELECT ${i} AS view, * FROM m${v.where ? ` WHERE ${v.where}` : ''} ORDER BY ${order} LIMIT ${v.limit})`).join(' UNION ALL ');
+    q.views.length === 1
+      ? view(0, `(${matches})`)
+      : `WITH m AS MATERIALIZED (${matches}) ` + q.views.map((_, i) => `SELECT * FROM (${view(i, 'm')})`).join(' UNION ALL ');
   const run = (match: string): { views: T[][]; sampled: boolean } => {
     const every = sampleEvery(store, table, match);
     const rows = (
