@@ -17,7 +17,7 @@ import { readSourceFileSync } from '../workspace/read.ts';
 import { isPolicyFile, type WatchEvent } from '../workspace/watcher.ts';
 import { SYNTAX_LANGUAGES, type LanguageId } from '../syntax/types.ts';
 import { initSyntax } from '../syntax/runtime.ts';
-import { Store, type FileTouch, type FileUpdate, type SkippedFile, type StoredFile } from './store.ts';
+import { Store, type FileTouch, type FileUpdate, type SkippedFile, type StoredFile, type StoreCounts } from './store.ts';
 import { replaceDamaged, storeDamage } from './store-open.ts';
 import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
@@ -172,7 +172,7 @@ export class Indexer {
   /** Reads waiting for a long build's first stored batch (or its end). */
   private earlyReaders: Array<() => void> = [];
   /** Visible files the last reconcile left out, with the reason, in path order. */
-  private leftOut: Array<{ path: string; reason: string }> = [];
+  private leftOut: LeftOut = [];
   /**
    * Why the index may lag the tree in ways no pending path names — watcher events lost (a burst
    * past the kernel's queue, directories that arrived whole) or a watcher down — until a rescan
@@ -317,7 +317,7 @@ export class Indexer {
   }
 
   /** Visible files the last reconcile left out of the index, with the reason each was. */
-  skippedFiles(): ReadonlyArray<{ path: string; reason: string }> {
+  skippedFiles(): Readonly<LeftOut> {
     return this.leftOut;
   }
 
@@ -348,8 +348,12 @@ export class Indexer {
     const { config } = this.configLoader.current();
     // What the walk and the parse held for every file (the walk, the stored rows, the work) is
     // garbage once `storeTree` returns: a resolve pass over a large tree runs without it.
-    const tree = await this.storeTree(config, suspicionSeq, started, onProgress);
-    if ('elapsedMs' in tree) return tree;
+    const tree = await this.storeTree(config, onProgress);
+    if (tree.kind === 'sealed') {
+      this.published(config, suspicionSeq, tree.revision, [], tree.leftOut);
+      const { files, parsed, symbols } = tree.counts;
+      return { files, parsed, symbols, reparsed: 0, removed: 0, skipped: tree.leftOut.length, elapsedMs: Math.round(performance.now() - started) };
+    }
     const { stamp, seqAtStart, batches, changed, reparsed, removed, skipped, leftOut } = tree;
     const binding = config.providers.binding.enabled;
     // Nothing read, removed or left to resolve: the graph holds what the last reconcile left
@@ -362,12 +366,7 @@ export class Indexer {
       });
     }
     const counts = this.store.counts();
-    this.publish(this.store.commitRevision({ stamp, seq: seqAtStart + batches, counts }));
-    this.rescanned(suspicionSeq);
-    this.emitFiles(changed);
-    this.reconciledConfig = config;
-    this.releaseEarlyReaders();
-    this.leftOut = leftOut;
+    this.published(config, suspicionSeq, this.store.commitRevision({ stamp, seq: seqAtStart + batches, counts }), changed, leftOut);
     return {
       files: counts.files,
       parsed: counts.parsed,
@@ -379,6 +378,16 @@ export class Indexer {
     };
   }
 
+  /** A reconcile under `config` has published `revision`: what it found changed and left out is now what reads see. */
+  private published(config: WorkspaceConfig, suspicionSeq: number, revision: string, changed: FileChangeEvent[], leftOut: LeftOut): void {
+    this.publish(revision);
+    this.rescanned(suspicionSeq);
+    this.emitFiles(changed);
+    this.reconciledConfig = config;
+    this.releaseEarlyReaders();
+    this.leftOut = leftOut;
+  }
+
   /** Drops the graph's facts of files the store no longer holds parsed. */
   private pruneGraph(): void {
     const parsed = this.store.parsedPaths();
@@ -387,10 +396,10 @@ export class Indexer {
 
   /**
    * A reconcile's walk and parse: walks the tree, and either finds the store sealed with this
-   * very walk (the build's stats, nothing read) or stores every changed file and removes every
-   * deleted one, answering what the rest of the reconcile needs.
+   * very walk (its revision and counts, nothing read) or stores every changed file and removes
+   * every deleted one, answering what the rest of the reconcile needs.
    */
-  private async storeTree(config: WorkspaceConfig, suspicionSeq: number, started: number, onProgress?: (p: BuildProgress) => void): Promise<BuildStats | StoredTree> {
+  private async storeTree(config: WorkspaceConfig, onProgress?: (p: BuildProgress) => void): Promise<SealedTree | StoredTree> {
     const policy = sourcePolicy(config);
     onProgress?.({ phase: 'walk', done: 0, total: 0 });
     // Read before the walk: a batch written while it runs (another process's) unseals the store.
@@ -406,13 +415,7 @@ export class Indexer {
     // since, and the graph left complete: nothing to read, compare, resolve or hash.
     const sealed = this.store.sealedRevision(stamp);
     if (sealed !== null && this.store.batchSeq() === seqAtStart && !this.graph.pending && (!binding || this.graph.store.hasData())) {
-      this.publish(sealed.revision);
-      this.rescanned(suspicionSeq);
-      this.reconciledConfig = config;
-      this.releaseEarlyReaders();
-      this.leftOut = leftOutOf(walk, this.store.skippedFiles());
-      const { files, parsed, symbols } = sealed.counts;
-      return { files, parsed, symbols, reparsed: 0, removed: 0, skipped: this.leftOut.length, elapsedMs: Math.round(performance.now() - started) };
+      return { kind: 'sealed', revision: sealed.revision, counts: sealed.counts, leftOut: leftOutOf(walk, this.store.skippedFiles()) };
     }
 
     const stored = new Map(this.store.files().map((f) => [f.path, f]));
@@ -420,11 +423,7 @@ export class Indexer {
     // Files parsed while the provider was disabled (or before it existed) lack relation facts.
     const stale = binding ? this.graph.staleness() : null;
     const work: ParseItem[] = [];
-    // The walk's files are in path order: looked up by binary search, not through a map of every path.
-    const walked = (path: string): FileEntry | undefined => {
-      const e = walk.files[pathPlace(walk.files, path, (f) => f.path)];
-      return e?.path === path ? e : undefined;
-    };
+    const walked = (path: string) => walkedFile(walk, path);
     // Until the next publication, reads warn about what this reconcile found changed (the
     // watcher may never have reported it); a reconcile that fails leaves them warned about.
     const queue = (item: ParseItem, entry: FileEntry, prev: StoredFile | undefined) => {
@@ -544,6 +543,7 @@ export class Indexer {
       }
     }
     return {
+      kind: 'stored',
       stamp,
       seqAtStart,
       batches,
@@ -898,8 +898,20 @@ export class Indexer {
   }
 }
 
+/** Visible files the index does not hold, each with why (the walk's or the parse's reason). */
+type LeftOut = Array<{ path: string; reason: string }>;
+
+/** A walk that found the store sealed with it (see Indexer.storeTree). */
+interface SealedTree {
+  kind: 'sealed';
+  revision: string;
+  counts: StoreCounts;
+  leftOut: LeftOut;
+}
+
 /** What a reconcile's walk and parse leave for the rest of it (see Indexer.storeTree). */
 interface StoredTree {
+  kind: 'stored';
   stamp: string;
   seqAtStart: number;
   /** The batches it committed. */
@@ -910,7 +922,7 @@ interface StoredTree {
   skipped: number;
   /** Nothing was read or removed. */
   unchanged: boolean;
-  leftOut: Array<{ path: string; reason: string }>;
+  leftOut: LeftOut;
 }
 
 /**
@@ -951,11 +963,15 @@ function walkStamp(walk: WalkResult, config: WorkspaceConfig): string {
 /** Characters of a walk stamp hashed at a time. */
 const STAMP_BLOCK = 1 << 16;
 
+/** The walk's entry for `path`: its files are in path order, so a binary search, not a map of every path. */
+function walkedFile(walk: WalkResult, path: string): FileEntry | undefined {
+  const e = walk.files[pathPlace(walk.files, path, (f) => f.path)];
+  return e?.path === path ? e : undefined;
+}
+
 /** Visible files left out: by the walk, and (stored as skipped) by the parse, in path order. */
-function leftOutOf(walk: WalkResult, skipped: ReadonlyMap<string, SkippedFile>): Array<{ path: string; reason: string }> {
-  // The walk's files are in path order: a binary search, not a set of every path.
-  const walked = (path: string): boolean => walk.files[pathPlace(walk.files, path, (f) => f.path)]?.path === path;
-  return [...walk.skipped, ...[...skipped.values()].filter((k) => walked(k.path)).map((k) => ({ path: k.path, reason: k.reason }))].sort((a, b) =>
+function leftOutOf(walk: WalkResult, skipped: ReadonlyMap<string, SkippedFile>): LeftOut {
+  return [...walk.skipped, ...[...skipped.values()].filter((k) => walkedFile(walk, k.path)).map((k) => ({ path: k.path, reason: k.reason }))].sort((a, b) =>
     compareProjectPaths(a.path, b.path),
   );
 }
