@@ -124,8 +124,7 @@ export const PreconditionValue = z
   .meta({ id: 'PreconditionValue' });
 export type PreconditionValue = z.infer<typeof PreconditionValue>;
 
-/** The diagnostic code of a propose-only rename (`rift/rename-review`); `extensions.writes` carries the proposal. */
-export const RENAME_PROPOSED = 'rift.rename.proposed';
+export { RENAME_PROPOSED } from './plain.ts';
 
 export const PreconditionKind = z.enum(['target_exists', 'source_unchanged', 'target_is_file', 'writable', 'no_references', 'engine_proposed_edits']);
 

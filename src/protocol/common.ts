@@ -22,10 +22,7 @@ export const TextRange = z
   .describe('Half-open UTF-8 byte range')
   .meta({ id: 'TextRange' });
 
-/** The pagination object of a page `pageIndex` of `total` items, `limit` a page. */
-export function pagination(pageIndex: number, total: number, limit: number): { page_index: number; total_pages: number } {
-  return { page_index: pageIndex, total_pages: Math.max(1, Math.ceil(total / limit)) };
-}
+export { pagination } from './plain.ts';
 
 export const Pagination = z
   .object({

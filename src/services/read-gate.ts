@@ -100,4 +100,4 @@ export function pageLimit(limit: number | undefined, fallback: number): number {
   return limit;
 }
 
-export { pagination } from '../protocol/common.ts';
+export { pagination } from '../protocol/plain.ts';
