@@ -187,3 +187,30 @@ test('a missing root fails the walk', async () => {
   await assert.rejects(walkWorkspace(root, await Visibility.load(tree({}), p), p), /ENOENT/);
   await assert.rejects(Visibility.load(root, p), /ENOENT/);
 });
+
+test('a long walk yields to the event loop between slices (a server keeps answering while it walks)', async () => {
+  // 10,000 files in 500 directories: far more than one slice of work on any machine.
+  const root = mkdtempSync(join(tmpdir(), 'rift-walk-slices-'));
+  try {
+    for (let d = 0; d < 500; d++) {
+      mkdirSync(join(root, `d${d}`));
+      for (let f = 0; f < 20; f++) writeFileSync(join(root, `d${d}`, `f${f}.ts`), '');
+    }
+    const p = policy();
+    const visibility = await Visibility.load(root, p);
+    let ticks = 0;
+    let walking = true;
+    const tick = (): void => {
+      if (!walking) return;
+      ticks++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const r = await walkWorkspace(root, visibility, p);
+    walking = false;
+    assert.equal(r.files.length, 10_000);
+    assert.ok(ticks >= 2, `the event loop ran ${ticks} time(s) during the walk`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
