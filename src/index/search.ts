@@ -363,7 +363,7 @@ const DOCLIST_READ_PER_CANDIDATE = 32;
  * a commoner one is asked row by row. A list read whole serves the query's other lanes too, and
  * a list found too long is not read again for as many candidates or fewer.
  */
-class Matches {
+export class Matches {
   /** Per table and match: its rows in ascending order when read whole, else the most rows a read found it longer than. */
   private readonly lists = new Map<string, { rows: readonly number[] } | { longerThan: number }>();
 
