@@ -152,9 +152,11 @@ export class Indexer {
   private watcher: WatchSupervisor | null = null;
   /**
    * Paths a reconcile found changed and has not published yet (reads warn about them), with the
-   * digest their walk gives them (see walkedDigest), null for a deletion: reads never re-read them.
+   * digest their walk gives them, null for a deletion: reads never re-read them. A file not read
+   * yet is held by its walk entry and given its digest only when a read asks (see walkedDigest):
+   * a cold build queues every file, and hashing each up front cost time and a string per file.
    */
-  private readonly reconciling = new Map<string, string | null>();
+  private readonly reconciling = new Map<string, string | FileEntry | null>();
   /** Bumped whenever the observed paths change; `observedRevision` is recomputed only then. */
   private observedVersion = 0;
   private observed: { version: number; value: { captured: string; indexed: string } | null } | null = null;
@@ -428,7 +430,7 @@ export class Indexer {
     // watcher may never have reported it); a reconcile that fails leaves them warned about.
     const queue = (item: ParseItem, entry: FileEntry, prev: StoredFile | undefined) => {
       work.push(item);
-      this.reconciling.set(entry.path, walkedDigest(entry, prev));
+      this.reconciling.set(entry.path, storedDigest(entry, prev) ?? entry);
     };
     // Files skipped before and unchanged since stay skipped without being read again.
     let skipped = walk.skipped.length;
@@ -872,7 +874,7 @@ export class Indexer {
   private computeObservedRevision(): { captured: string; indexed: string } | null {
     const changes = new Map<string, string | null>();
     const maxFileBytes = this.selection?.config.source.max_file_bytes ?? Number.MAX_SAFE_INTEGER;
-    for (const [p, digest] of this.reconciling) changes.set(p, digest);
+    for (const [p, digest] of this.reconciling) changes.set(p, digest !== null && typeof digest === 'object' ? walkedDigest(digest, undefined) : digest);
     for (const p of new Set([...this.pending, ...this.inflight])) {
       const visible = this.visibility?.isVisible(p) ?? true;
       const r = visible ? readSourceFileSync(this.root, p, maxFileBytes) : null;
@@ -940,9 +942,14 @@ function walkedRevision(files: ReadonlyArray<{ path: string; size: number; mtime
   return treeRevision(rows);
 }
 
+/** A walked file's stored digest when its size and mtime are as stored, else null. */
+function storedDigest(f: { size: number; mtimeMs: number }, prev: StoredFile | undefined): string | null {
+  return prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs ? prev.sha256 : null;
+}
+
 /** A walked file's digest before it is read: the stored one when size and mtime match, else one of its size and mtime. */
 function walkedDigest(f: { size: number; mtimeMs: number }, prev: StoredFile | undefined): string {
-  return prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs ? prev.sha256 : sha256Hex(`unread ${f.size} ${f.mtimeMs}`);
+  return storedDigest(f, prev) ?? sha256Hex(`unread ${f.size} ${f.mtimeMs}`);
 }
 
 /**
