@@ -436,14 +436,14 @@ export class Indexer {
     let skipped = walk.skipped.length;
     for (const entry of walk.files) {
       const known = skippedBefore.get(entry.path);
-      if (known && known.size === entry.size && known.mtimeMs === entry.mtimeMs) {
+      if (sameStat(known, entry)) {
         skipped++;
         continue;
       }
       const prev = stored.get(entry.path);
       // Same size and mtime under the same configuration: nothing to read. Under a new
       // configuration the file's language may have changed, which is a re-parse.
-      if (prev && prev.size === entry.size && prev.mtimeMs === entry.mtimeMs) {
+      if (prev && sameStat(prev, entry)) {
         const factsMissing = stale !== null && prev.parsed && stale(entry.path, prev.sha256);
         if (config === this.reconciledConfig && !factsMissing) continue;
         const item = selection.item(entry.path);
@@ -874,7 +874,7 @@ export class Indexer {
   private computeObservedRevision(): { captured: string; indexed: string } | null {
     const changes = new Map<string, string | null>();
     const maxFileBytes = this.selection?.config.source.max_file_bytes ?? Number.MAX_SAFE_INTEGER;
-    for (const [p, digest] of this.reconciling) changes.set(p, digest !== null && typeof digest === 'object' ? walkedDigest(digest, undefined) : digest);
+    for (const [p, digest] of this.reconciling) changes.set(p, digest !== null && typeof digest === 'object' ? unreadDigest(digest) : digest);
     for (const p of new Set([...this.pending, ...this.inflight])) {
       const visible = this.visibility?.isVisible(p) ?? true;
       const r = visible ? readSourceFileSync(this.root, p, maxFileBytes) : null;
@@ -942,14 +942,26 @@ function walkedRevision(files: ReadonlyArray<{ path: string; size: number; mtime
   return treeRevision(rows);
 }
 
-/** A walked file's stored digest when its size and mtime are as stored, else null. */
-function storedDigest(f: { size: number; mtimeMs: number }, prev: StoredFile | undefined): string | null {
-  return prev && prev.size === f.size && prev.mtimeMs === f.mtimeMs ? prev.sha256 : null;
+type Stat = { size: number; mtimeMs: number };
+
+/** Same size and mtime: the store's (and a warm start's) test for "unchanged". */
+function sameStat(a: Stat | undefined, b: Stat): boolean {
+  return a !== undefined && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
-/** A walked file's digest before it is read: the stored one when size and mtime match, else one of its size and mtime. */
-function walkedDigest(f: { size: number; mtimeMs: number }, prev: StoredFile | undefined): string {
-  return storedDigest(f, prev) ?? sha256Hex(`unread ${f.size} ${f.mtimeMs}`);
+/** A walked file's stored digest when its size and mtime are as stored, else null. */
+function storedDigest(f: Stat, prev: StoredFile | undefined): string | null {
+  return prev && sameStat(prev, f) ? prev.sha256 : null;
+}
+
+/** The digest a file not read yet stands under: one of its size and mtime. */
+function unreadDigest(f: Stat): string {
+  return sha256Hex(`unread ${f.size} ${f.mtimeMs}`);
+}
+
+/** A walked file's digest before it is read: the stored one when size and mtime match, else its unread one. */
+function walkedDigest(f: Stat, prev: StoredFile | undefined): string {
+  return storedDigest(f, prev) ?? unreadDigest(f);
 }
 
 /**
