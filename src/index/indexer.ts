@@ -527,19 +527,17 @@ export class Indexer {
         await (bulk ? withSmallYoungGeneration(run) : run());
         flush();
       } finally {
-        try {
-          // A one-shot command's workers are done: what their large parses grew (WebAssembly
-          // memory never shrinks) is returned before the closing merges and index builds below
-          // and the resolve pass, so the build's peak is not their sum. A server keeps its workers.
-          if (bulk && !this.parseInWorkers) {
-            this.pool = null;
-            await pool.close();
-          }
-        } finally {
-          if (bulk && binding) this.graph.store.endBulk();
-          if (bulk) this.store.endBulk();
-          this.partial = null;
+        // A one-shot command's workers are done: what their large parses grew (WebAssembly
+        // memory never shrinks) is returned before the closing merges and index builds below
+        // and the resolve pass, so the build's peak is not their sum (terminating a worker does
+        // not fail). A server keeps its workers.
+        if (bulk && !this.parseInWorkers) {
+          this.pool = null;
+          await pool.close();
         }
+        if (bulk && binding) this.graph.store.endBulk();
+        if (bulk) this.store.endBulk();
+        this.partial = null;
       }
       // Closing: what is stored stays (as after a kill between two batches) and the next start
       // continues from it; neither the resolve pass nor a publication starts now.
