@@ -22,7 +22,8 @@ import { replaceDamaged, storeDamage } from './store-open.ts';
 import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
-import { RelationGraph } from './graph/graph.ts';
+import { RelationGraph, type ResolveJob } from './graph/graph.ts';
+import { AsideFailed, runAside } from './aside.ts';
 
 // Keeps `.rift/rift.db` equal to the visible tree: a full reconcile on start (parsing
 // only what changed since the store last saw it), then incremental batches from the
@@ -39,6 +40,12 @@ const WRITE_BATCH_FILES = 128;
 const WRITE_INTERVAL_MS = 250;
 /** A reconcile that parses more files than this writes in bulk mode (one full-text merge at the end). */
 const BULK_AFTER_FILES = 256;
+/**
+ * A serving indexer resolves its graph on a worker thread once a pass reads at least this many
+ * files and names (RelationGraph.jobSize): a full pass over the stdlib's 1,786 parsed files takes
+ * ~3 s, ~1.6 ms a file, against ~0.1-0.2 s to start the worker and open a connection.
+ */
+const RESOLVE_ASIDE_MIN = 200;
 
 export interface Snapshot {
   /** 8-hex tree revision of what the store holds. */
@@ -171,6 +178,8 @@ export class Indexer {
    * is building, and the partial revision of what is stored so far (per generation).
    */
   private partial: { captured: string; indexed: { generation: number; revision: string } | null } | null = null;
+  /** While a resolve pass runs on a worker thread (resolveAside): settles when it ends. */
+  private graphResolving: Promise<void> | null = null;
   /** Reads waiting for a long build's first stored batch (or its end). */
   private earlyReaders: Array<() => void> = [];
   /** Visible files the last reconcile left out, with the reason, in path order. */
@@ -309,7 +318,8 @@ export class Indexer {
    */
   readable(config: WorkspaceConfig): Promise<void> {
     const built = this.ensureBuilt(config).then(() => undefined);
-    if (this.partial) return Promise.race([built, Promise.resolve()]);
+    // A reconcile under `config` that published and resolves its graph aside: reads answer.
+    if (this.partial || (this.graphResolving !== null && this.reconciledConfig === config)) return Promise.race([built, Promise.resolve()]);
     return Promise.race([built, new Promise<void>((r) => this.earlyReaders.push(r))]);
   }
 
@@ -351,33 +361,104 @@ export class Indexer {
     // What the walk and the parse held for every file (the walk, the stored rows, the work) is
     // garbage once `storeTree` returns: a resolve pass over a large tree runs without it.
     const tree = await this.storeTree(config, onProgress);
-    if (tree.kind === 'sealed') {
-      this.published(config, suspicionSeq, tree.revision, [], tree.leftOut);
-      const { files, parsed, symbols } = tree.counts;
-      return { files, parsed, symbols, reparsed: 0, removed: 0, skipped: tree.leftOut.length, elapsedMs: Math.round(performance.now() - started) };
-    }
-    const { stamp, seqAtStart, batches, changed, reparsed, removed, skipped, leftOut } = tree;
     const binding = config.providers.binding.enabled;
     // Nothing read, removed or left to resolve: the graph holds what the last reconcile left
     // (reading every file twice to find no file to prune was a fifth of a warm start at 32×).
-    const graphAsLeft = tree.unchanged && !this.graph.pending && this.graph.store.hasData();
-    if (binding && !graphAsLeft) {
-      this.transaction(() => {
-        this.pruneGraph();
-        this.graph.resolve();
-      });
+    // A sealed store's graph may still be pending: a process stopped during a pass run aside.
+    const resolve = binding && (tree.kind === 'sealed' ? this.graph.pending : !(tree.unchanged && !this.graph.pending && this.graph.store.hasData()));
+    // What a bulk build owes the store (this one's, or one a stopped process left): ended here
+    // before the pass, which needs the graph's fact indexes, or aside with it.
+    const finish = this.store.bulkOwed() || (binding && !this.graph.store.factsIndexed());
+    const job = resolve ? this.graph.job() : null;
+    const aside = this.closesAside() && (finish || (job !== null && this.graph.jobSize(job) >= RESOLVE_ASIDE_MIN));
+    if (!aside) {
+      if (finish) {
+        this.graph.store.endBulk();
+        this.store.finishBulk();
+      }
+      if (resolve) {
+        this.transaction(() => {
+          this.pruneGraph();
+          this.graph.resolve();
+        });
+      }
     }
-    const counts = this.store.counts();
-    this.published(config, suspicionSeq, this.store.commitRevision({ stamp, seq: seqAtStart + batches, counts }), changed, leftOut);
-    return {
-      files: counts.files,
-      parsed: counts.parsed,
-      symbols: counts.symbols,
-      reparsed,
-      removed,
-      skipped,
-      elapsedMs: Math.round(performance.now() - started),
-    };
+    let stats: BuildStats;
+    if (tree.kind === 'sealed') {
+      this.published(config, suspicionSeq, tree.revision, [], tree.leftOut);
+      const { files, parsed, symbols } = tree.counts;
+      stats = { files, parsed, symbols, reparsed: 0, removed: 0, skipped: tree.leftOut.length, elapsedMs: 0 };
+    } else {
+      const { stamp, seqAtStart, batches, changed, reparsed, removed, skipped, leftOut } = tree;
+      const counts = this.store.counts();
+      this.published(config, suspicionSeq, this.store.commitRevision({ stamp, seq: seqAtStart + batches, counts }), changed, leftOut);
+      stats = { files: counts.files, parsed: counts.parsed, symbols: counts.symbols, reparsed, removed, skipped, elapsedMs: 0 };
+    }
+    // Published before its closing work: reads answer meanwhile (from unmerged full-text
+    // segments, uncounted names), and those that follow relationships wait for the pass (see
+    // graphResolved). The seal written with the revision does not stand for the graph, which
+    // stays marked pending until the pass commits, nor for what the bulk owes.
+    if (aside) await this.closeAside(finish, job === null ? null : { job, prune: true });
+    return { ...stats, elapsedMs: Math.round(performance.now() - started) };
+  }
+
+  /** Whether this indexer runs a build's closing work on a worker thread: when it serves reads, from a store on disk. */
+  private closesAside(): boolean {
+    return this.parseInWorkers && this.store.databaseFile !== null;
+  }
+
+  /** The resolve pass of a batch, when it is large enough to run aside (see RESOLVE_ASIDE_MIN). */
+  private asideJob(): ResolveJob | null {
+    if (!this.closesAside()) return null;
+    const job = this.graph.job();
+    return this.graph.jobSize(job) >= RESOLVE_ASIDE_MIN ? job : null;
+  }
+
+  /**
+   * Runs a build's closing work on a worker thread — what a bulk build owes (`finish`), then the
+   * resolve pass — and publishes the same revision again (what is computed per publication, the
+   * map, is then computed over the resolved graph). Held in the lane: no batch writes meanwhile.
+   * A worker that cannot complete for a reason of its own (it died) leaves the work to this
+   * thread; SQLite's errors are the reconcile's, as inline.
+   */
+  private async closeAside(finish: boolean, resolve: { job: ResolveJob; prune: boolean } | null): Promise<void> {
+    const started = performance.now();
+    const pass = runAside({ file: this.store.databaseFile!, root: this.root, finish, resolve }, this.closing.signal);
+    this.graphResolving = pass.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      let done: boolean;
+      try {
+        done = await pass;
+      } catch (e) {
+        if (!(e instanceof AsideFailed) || e.code !== undefined) throw e;
+        log('warn', 'index.build', 'closing work left to the serving thread', { reason: e.message });
+        if (finish) {
+          this.graph.store.endBulk();
+          this.store.finishBulk();
+        }
+        if (resolve !== null) {
+          this.transaction(() => {
+            if (resolve.prune) this.pruneGraph();
+            this.graph.resolve();
+          });
+        }
+        done = true;
+      }
+      if (!done) return; // closing: the next start does what is still recorded as owed
+      if (resolve !== null) this.graph.resolved();
+      log('debug', 'index.build', 'closing work done on a worker thread', { finish, resolved: resolve === null ? 0 : this.graph.jobSize(resolve.job), ms: Math.round(performance.now() - started) });
+      this.publish(this.current.revision);
+    } finally {
+      this.graphResolving = null;
+    }
+  }
+
+  /** Resolves once the relationship graph holds every published batch (reads that follow relationships wait for it). */
+  graphResolved(): Promise<void> {
+    return this.graphResolving ?? Promise.resolve();
   }
 
   /** A reconcile under `config` has published `revision`: what it found changed and left out is now what reads see. */
@@ -414,9 +495,10 @@ export class Indexer {
     const stamp = walkStamp(walk, config);
 
     // The store is sealed with exactly this walk under this configuration, nothing written
-    // since, and the graph left complete: nothing to read, compare, resolve or hash.
+    // since, and the graph holds every file's facts: nothing to read, compare or hash (the graph
+    // may still wait for its resolve pass, which the reconcile runs).
     const sealed = this.store.sealedRevision(stamp);
-    if (sealed !== null && this.store.batchSeq() === seqAtStart && !this.graph.pending && (!binding || this.graph.store.hasData())) {
+    if (sealed !== null && this.store.batchSeq() === seqAtStart && (!binding || this.graph.store.hasData())) {
       return { kind: 'sealed', revision: sealed.revision, counts: sealed.counts, leftOut: leftOutOf(walk, this.store.skippedFiles()) };
     }
 
@@ -535,8 +617,13 @@ export class Indexer {
           this.pool = null;
           await pool.close();
         }
-        if (bulk && binding) this.graph.store.endBulk();
-        if (bulk) this.store.endBulk();
+        // A serving engine ends the bulk aside, with the resolve pass (see reconcile): this
+        // connection only takes back its own settings.
+        if (bulk && this.closesAside()) this.store.leaveBulk();
+        else if (bulk) {
+          if (binding) this.graph.store.endBulk();
+          this.store.endBulk();
+        }
         this.partial = null;
       }
       // Closing: what is stored stays (as after a kill between two batches) and the next start
@@ -794,15 +881,20 @@ export class Indexer {
     }
     if (updates.length + touches.length + drops.length + deletions.length + skips.length > 0) {
       const changed: FileChangeEvent[] = updates.map((u) => ({ path: u.path, kind: this.store.file(u.path) ? 'changed' : 'created' }));
+      // A batch whose pass is small resolves in its own transaction; a large one (a branch
+      // switch) is published first and resolved aside, as a reconcile's.
+      let aside: ResolveJob | null = null;
       this.transaction(() => {
         this.store.applyBatch(updates, touches, [...drops, ...deletions], skips);
         if (selection.config.providers.binding.enabled) {
           this.graph.record(results, [...drops, ...deletions]);
-          this.graph.resolve();
+          aside = this.asideJob();
+          if (aside === null) this.graph.resolve();
         }
       });
       this.publish(this.store.commitRevision());
       this.emitFiles([...changed, ...[...drops, ...deletions].map((path): FileChangeEvent => ({ path, kind: 'deleted' }))]);
+      if (aside !== null) await this.closeAside(false, { job: aside, prune: false });
     }
   }
 

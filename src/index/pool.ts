@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
@@ -23,16 +23,22 @@ const IN_FLIGHT = 2;
  * heap is bounded, so a file that exhausts it ends that worker (which is replaced), not rift.
  */
 export function startParseWorker(heapMb = PARSE_WORKER_HEAP_MB, warm: readonly string[] = []): Worker {
-  const resourceLimits = { maxOldGenerationSizeMb: heapMb };
-  const workerData = { warm };
-  const self = fileURLToPath(import.meta.url);
   // A small young generation keeps each worker's footprint low (measured in bench/index.ts).
-  if (!self.endsWith('.ts')) return new Worker(new URL('./parse-worker.js', import.meta.url), { workerData, resourceLimits: { ...resourceLimits, maxYoungGenerationSizeMb: 8 } });
+  return startWorker(import.meta.url, './parse-worker', { warm }, { maxOldGenerationSizeMb: heapMb }, { maxYoungGenerationSizeMb: 8 });
+}
+
+/**
+ * Starts the worker whose entry is `entry` (without extension) beside the module at `base`:
+ * compiled JS directly, or the TypeScript source through tsx's loader (tests, dev). `compiled`
+ * adds limits for the compiled build only.
+ */
+export function startWorker(base: string, entry: string, workerData: unknown, resourceLimits: ResourceLimits, compiled: ResourceLimits = {}): Worker {
+  if (!fileURLToPath(base).endsWith('.ts')) return new Worker(new URL(`${entry}.js`, base), { workerData, resourceLimits: { ...resourceLimits, ...compiled } });
   // `--import` in a worker's execArgv does not install loader hooks on Node 20, so the
   // worker registers tsx itself before importing the TypeScript entry.
   const api = new URL('./index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
-  const entry = new URL('./parse-worker.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  const source = new URL(`${entry}.ts`, base).href;
+  const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); });`;
   return new Worker(code, { eval: true, workerData, resourceLimits });
 }
 

@@ -24,6 +24,8 @@ import { TreeRows } from './tree-rows.ts';
 // 9: why a claimed file is unparsed; 11: distinct names with their counts for get_symbol, the
 // trigram index over names; 12: the suffix index an expression, not a stored column).
 const SCHEMA_VERSION = '13';
+/** Every table of the current schema (the graph's own are GraphStore's). */
+const STORE_TABLES = ['files', 'blobs', 'symbols', 'names', 'name_grams', 'name_grams_log', 'names_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
 
 /** The columns of a SymbolRow (from SYMBOL_FROM), for every query that returns one. */
 export const SYMBOL_COLUMNS = `s.id, f.path, b.language, s.name, s.qname, s.kind, s.node_kind, s.facets, s.visibility, s.container,
@@ -239,8 +241,6 @@ export class Store {
   readonly root: string;
   private readonly stmts: ReturnType<Store['prepare']>;
   private readonly driftListeners = new Set<(path: string) => void>();
-  /** A bulk build into an empty store merges its full-text segments once, at its end. */
-  private mergeAtEnd = false;
   /** Files whose bytes on disk were verified against the digest, by the stamp of that state. */
   private readonly verified = new Map<string, { sha256: string; stamp: string }>();
   /** The filter `rift_path_ok(path)` applies; installed per query by `withPathFilter` (null: every path). */
@@ -303,27 +303,45 @@ export class Store {
     // wait on the write lock (the busy timeout), then find it current and keep it. The mode is
     // read there too, from the file as that transaction sees it: read before, a fresh empty file
     // says 0 to every process, and each would then vacuum the store the first one built.
-    const vacuum = db.transaction(() => {
-      Store.migrate(db);
-      return db.pragma('auto_vacuum', { simple: true }) !== 2;
-    }).immediate();
+    // A store another process made current is opened without the write lock, which a long
+    // write elsewhere (a cold build's batch, a resolve pass) may hold for a while.
+    const vacuum =
+      Store.isCurrent(db) && db.pragma('auto_vacuum', { simple: true }) === 2
+        ? false
+        : db.transaction(() => {
+            Store.migrate(db);
+            return db.pragma('auto_vacuum', { simple: true }) !== 2;
+          }).immediate();
     // On a file made without the mode (an older store), it takes effect only through a vacuum.
     if (vacuum) db.exec('VACUUM');
     return new Store(db, root, source);
+  }
+
+  /** Whether the file holds the current schema with every table and its names counted: nothing for `migrate` to do. */
+  private static isCurrent(db: Database.Database): boolean {
+    const meta = db.prepare(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).get();
+    if (meta === undefined) return false;
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
+    return row?.value === SCHEMA_VERSION && Store.tablesPresent(db) === STORE_TABLES.length && Store.namesCounted(db);
+  }
+
+  private static tablesPresent(db: Database.Database): number {
+    const present = db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${STORE_TABLES.map(() => '?').join(', ')})`)
+      .get(...STORE_TABLES) as { n: number };
+    return present.n;
   }
 
   /** Brings the schema to the current version (rebuilding it empty when it is not). */
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = ['files', 'blobs', 'symbols', 'names', 'name_grams', 'name_grams_log', 'names_trigram', 'chunks', 'chunks_fts', 'symbols_fts', 'docs_fts', 'skipped'];
-    const present = db
-      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
-      .get(...tables) as { n: number };
+    const tables = STORE_TABLES;
+    const present = Store.tablesPresent(db);
     // Version 12 lacks the files' read stamps (added empty: each file is hashed on its first read
     // until it is indexed again) and the names' substring totals (counted from the names). Runs
     // inside the opening transaction (see \`init\`).
-    if (row?.value === '12' && present.n === tables.length - 2) {
+    if (row?.value === '12' && present === tables.length - 2) {
       for (const t of NAME_TRIGGER_NAMES) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
       db.exec(`
         ALTER TABLE files ADD COLUMN stamp TEXT;
@@ -336,7 +354,7 @@ export class Store {
       return Store.migrate(db);
     }
     // A current schema with every table is kept; anything else is rebuilt from the tree.
-    if (row && row.value === SCHEMA_VERSION && present.n === tables.length) {
+    if (row && row.value === SCHEMA_VERSION && present === tables.length) {
       // A process that ended inside a cold build left the names uncounted.
       if (!Store.namesCounted(db)) Store.countNames(db);
       return;
@@ -717,28 +735,51 @@ export class Store {
    * index, which a large incremental batch (a branch switch) must not pay for.
    */
   beginBulk(empty: boolean): void {
-    this.mergeAtEnd = empty;
-    if (empty) for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
+    // The merge owed is recorded in the store, so whichever connection ends the bulk (a worker's:
+    // see aside.ts), or the next bulk after a process stopped inside this one, does it.
+    if (empty) {
+      for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
+      this.stmts.setMeta.run('fts_merge_owed', '1');
+    }
     // Names are counted once at the end, not per declaration (per row, 15 % of the stdlib's cold CPU).
     if (empty) for (const t of NAME_TRIGGER_NAMES) this.db.exec(`DROP TRIGGER IF EXISTS ${t}`);
     this.db.pragma('synchronous = OFF');
     this.db.pragma(`wal_autocheckpoint = ${BULK_CHECKPOINT_PAGES}`);
   }
 
+  /** Ends a bulk build on this connection: its settings (`leaveBulk`), then what the bulk owes (`finishBulk`). */
   endBulk(): void {
+    this.leaveBulk();
+    this.finishBulk();
+  }
+
+  /** This connection's settings back from a bulk build's. */
+  leaveBulk(): void {
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('wal_autocheckpoint = 1000');
+  }
+
+  /**
+   * What a bulk build owes the store, on any connection: the names counted, the full-text
+   * segments merged once (and automerge back), freed pages returned, the log folded in.
+   */
+  finishBulk(): void {
     if (!Store.namesCounted(this.db)) Store.countNames(this.db);
-    if (this.mergeAtEnd) {
+    if (this.meta('fts_merge_owed') !== null) {
       for (const t of FTS_TABLES) {
         this.db.exec(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
         // FTS5 takes configuration values as integer literals, not bound (real) numbers.
         this.db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', ${FTS_AUTOMERGE})`);
       }
+      this.db.prepare(`DELETE FROM meta WHERE key = 'fts_merge_owed'`).run();
     }
-    this.mergeAtEnd = false;
     this.db.pragma('incremental_vacuum');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('wal_autocheckpoint = 1000');
     this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  /** Whether a bulk build left work for `finishBulk` (this process's, or one that stopped inside it). */
+  bulkOwed(): boolean {
+    return !Store.namesCounted(this.db) || this.meta('fts_merge_owed') !== null;
   }
 
   /** Computes, records and returns the tree revision of what the store holds now. */
@@ -1332,6 +1373,11 @@ export class Store {
   /** Folds the write-ahead log into the database file (so its size can be measured). */
   checkpoint(): void {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  /** The database file (null for a store held in memory). */
+  get databaseFile(): string | null {
+    return this.db.memory ? null : this.db.name;
   }
 
   /** True for a store held in memory (no `.rift/rift.db` could be used). */

@@ -58,6 +58,8 @@ export class SearchService {
     if (input.rev !== undefined && selectors.force.length > 0) throw capabilityUnavailable('force_include at a revision');
     const rev = input.rev === undefined ? null : await this.gate.admitRevision(input.rev);
     const config = rev ? rev.config : await this.gate.admit();
+    // A walk follows relationships: it waits for a resolve pass running aside (see Indexer.graphResolved).
+    if (traversal !== null) await this.indexer.graphResolved();
     const indexed = rev ? rev.snapshot.store : this.indexer.store;
 
     const includeSet = new GlobSet(selectors.include);

@@ -17,3 +17,36 @@ export function graphEdges(root: string): string[] {
     db.close();
   }
 }
+
+/**
+ * Modules that import, call, construct and subclass one another (every edge kind Python has):
+ * each imports and calls module `i - shift`, and calls module `7i + 3` through its name.
+ */
+export function pythonModules(count: number, shift = 1): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i++) {
+    const prev = (i + count - shift) % count;
+    const other = (i * 7 + 3) % count;
+    files[`pkg/m${i}.py`] = [
+      `from pkg.m${prev} import Base${prev}, helper${prev}`,
+      `from pkg import m${other}`,
+      ``,
+      `class Base${i}:`,
+      `    def run(self):`,
+      `        return self.step()`,
+      ``,
+      `    def step(self):`,
+      `        return helper${prev}()`,
+      ``,
+      `class Child${i}(Base${prev}):`,
+      `    def step(self):`,
+      `        return m${other}.helper${other}() + super().step()`,
+      ``,
+      `def helper${i}():`,
+      `    return Base${i}().run()`,
+      ``,
+      ...(i === 0 ? [`if __name__ == '__main__':`, `    helper0()`, ``] : []),
+    ].join('\n');
+  }
+  return files;
+}

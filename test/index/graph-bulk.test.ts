@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { symbolId } from '../../src/core/ids.ts';
 import { BuildStopped, type BuildStats } from '../../src/index/indexer.ts';
 import { Engine } from '../../src/services/engine.ts';
-import { graphEdges } from '../helpers/graph.ts';
+import { graphEdges, pythonModules } from '../helpers/graph.ts';
 import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // A cold build of more than the bulk threshold (256 parsed files) records the graph's facts
@@ -17,35 +17,7 @@ import { removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 const MODULES = 300;
 
-/** Modules that import, call, construct and subclass one another (every edge kind Python has). */
-function tree(): Record<string, string> {
-  const files: Record<string, string> = {};
-  for (let i = 0; i < MODULES; i++) {
-    const prev = (i + MODULES - 1) % MODULES;
-    const other = (i * 7 + 3) % MODULES;
-    files[`pkg/m${i}.py`] = [
-      `from pkg.m${prev} import Base${prev}, helper${prev}`,
-      `from pkg import m${other}`,
-      ``,
-      `class Base${i}:`,
-      `    def run(self):`,
-      `        return self.step()`,
-      ``,
-      `    def step(self):`,
-      `        return helper${prev}()`,
-      ``,
-      `class Child${i}(Base${prev}):`,
-      `    def step(self):`,
-      `        return m${other}.helper${other}() + super().step()`,
-      ``,
-      `def helper${i}():`,
-      `    return Base${i}().run()`,
-      ``,
-      ...(i === 0 ? [`if __name__ == '__main__':`, `    helper0()`, ``] : []),
-    ].join('\n');
-  }
-  return files;
-}
+const tree = () => pythonModules(MODULES);
 
 function indexes(root: string): string[] {
   const db = new Database(join(root, '.rift', 'rift.db'), { readonly: true });

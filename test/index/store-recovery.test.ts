@@ -344,19 +344,41 @@ test('eight processes opening a fresh workspace store at the same instant all op
   }
 });
 
-test('a store another process holds busy is waited for, never replaced by one in memory', async () => {
+/** Another process holding the write lock of `db` for 1.5 s (a long index batch); resolves once it holds it. */
+async function holdLock(db: string, freshWal: boolean): Promise<{ exited: Promise<unknown> }> {
+  const setup = freshWal ? `db.pragma('journal_mode = WAL');` : '';
+  const holder = spawn(
+    process.execPath,
+    ['-e', `const D = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))}); const db = new D(process.argv[1]); ${setup} db.exec('BEGIN EXCLUSIVE'); console.log('held'); setTimeout(() => { db.exec('COMMIT'); db.close(); }, 1500);`, db],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise((r) => holder.once('exit', r));
+  await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+  return { exited };
+}
+
+/** Whether another connection holds the write lock of `db` right now. */
+function writeLocked(db: string): boolean {
+  const probe = new Database(db, { timeout: 0 });
+  try {
+    probe.exec('BEGIN IMMEDIATE');
+    probe.exec('ROLLBACK');
+    return false;
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
+    return true;
+  } finally {
+    probe.close();
+  }
+}
+
+test('a store another process holds busy is waited for when its schema must be written, never replaced by one in memory', async () => {
   const root = tempWorkspace(FILES);
   try {
-    openStore(root).close();
+    mkdirSync(join(root, '.rift'), { recursive: true });
     const db = join(root, '.rift', 'rift.db');
-    // Another process holds the write lock for a while (a long index batch).
-    const holder = spawn(
-      process.execPath,
-      ['-e', `const D = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))}); const db = new D(process.argv[1]); db.exec('BEGIN EXCLUSIVE'); console.log('held'); setTimeout(() => { db.exec('COMMIT'); db.close(); }, 1500);`, db],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const exited = new Promise((r) => holder.once('exit', r));
-    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    // A fresh file another process is creating: the schema is written under the lock.
+    const { exited } = await holdLock(db, true);
     const started = performance.now();
     const store = openStore(root);
     const waited = performance.now() - started;
@@ -364,6 +386,29 @@ test('a store another process holds busy is waited for, never replaced by one in
       assert.equal(store.inMemory, false, 'busy is not damage: the file store opens once the lock is free');
       assert.ok(waited >= 500, `openStore waited for the lock (${Math.round(waited)} ms)`);
       assert.deepEqual(readdirSync(join(root, '.rift')).filter((n) => n.includes('damaged')), []);
+    } finally {
+      store.close();
+      await exited;
+    }
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
+test('a current store opens while another process holds its write lock (reads need no lock)', async () => {
+  const root = tempWorkspace(FILES);
+  try {
+    const first = openStore(root);
+    first.commitRevision();
+    first.close();
+    const db = join(root, '.rift', 'rift.db');
+    const { exited } = await holdLock(db, false);
+    const store = openStore(root);
+    try {
+      // Opened, and read, while the other process still holds the lock.
+      assert.equal(store.inMemory, false);
+      assert.equal(typeof store.meta('tree_revision'), 'string');
+      assert.equal(writeLocked(db), true, 'the lock was released before the store opened: the test proves nothing');
     } finally {
       store.close();
       await exited;

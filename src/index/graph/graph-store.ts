@@ -64,6 +64,7 @@ const EDGE_INDEXES = [
   'graph_edges_file ON graph_edges(file_id)',
 ];
 const indexName = (spec: string) => spec.slice(0, spec.indexOf(' '));
+const GRAPH_TABLES = ['graph_files', 'graph_decls', 'graph_imports', 'graph_members', 'graph_refs', 'graph_ref_words', 'graph_nodes', 'graph_edges'];
 
 /** A reference row as resolution reads it (RefRow), and the join every reference query starts from. */
 const REF_COLUMNS = 'r.id, r.file_id, g.path, g.language, r.from_qname, r.kind, r.name, r.receiver, r.text';
@@ -156,7 +157,8 @@ export class GraphStore {
   constructor(private readonly db: Tables) {
     // Under the write lock, as the store's own schema: several processes opening a fresh store
     // at once would otherwise each find no graph and drop and create its tables under the others.
-    db.transaction(() => GraphStore.migrate(db));
+    // Opened without the lock when another process left it current (see Store.init).
+    if (!GraphStore.isCurrent(db)) db.transaction(() => GraphStore.migrate(db));
     this.stmts = this.prepare();
     // A file list read inside a transaction that rolled back may hold rows that are gone.
     db.onRollback(() => {
@@ -164,14 +166,31 @@ export class GraphStore {
     });
   }
 
+  /** Whether the graph's schema is current, with every table and index: nothing for `migrate` to do. */
+  private static isCurrent(db: Tables): boolean {
+    const meta = db.prepare(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).get();
+    if (meta === undefined) return false;
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
+    if (row?.value !== GRAPH_SCHEMA || GraphStore.tablesPresent(db) !== GRAPH_TABLES.length) return false;
+    const indexes = [...FACT_INDEXES, ...EDGE_INDEXES].map(indexName);
+    const found = db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${indexes.map(() => '?').join(', ')})`)
+      .get(...indexes) as { n: number };
+    return found.n === indexes.length;
+  }
+
+  private static tablesPresent(db: Tables): number {
+    const present = db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${GRAPH_TABLES.map(() => '?').join(', ')})`)
+      .get(...GRAPH_TABLES) as { n: number };
+    return present.n;
+  }
+
   private static migrate(db: Tables): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
-    const tables = ['graph_files', 'graph_decls', 'graph_imports', 'graph_members', 'graph_refs', 'graph_ref_words', 'graph_nodes', 'graph_edges'];
-    const present = db
-      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => '?').join(', ')})`)
-      .get(...tables) as { n: number };
-    if (row?.value === GRAPH_SCHEMA && present.n === tables.length) {
+    const tables = GRAPH_TABLES;
+    if (row?.value === GRAPH_SCHEMA && GraphStore.tablesPresent(db) === tables.length) {
       // A process that ended inside a bulk build or a full pass left some of them dropped.
       GraphStore.createIndexes(db, [...FACT_INDEXES, ...EDGE_INDEXES]);
       return;
@@ -518,6 +537,16 @@ export class GraphStore {
   private dropped(edges: unknown[]): void {
     if (this.orphans === null) return;
     for (const e of edges as Array<{ src: number; dst: number }>) this.orphans.add(e.src).add(e.dst);
+  }
+
+  /** The candidates `collectNodes` will check (null: every node), for a pass run on another connection. */
+  orphanIds(): number[] | null {
+    return this.orphans === null ? null : [...this.orphans];
+  }
+
+  /** Replaces the candidates `collectNodes` checks (another connection's, or none once it collected them). */
+  adoptOrphans(ids: readonly number[] | null): void {
+    this.orphans = ids === null ? null : new Set(ids);
   }
 
   dropAllEdges(): void {

@@ -144,77 +144,133 @@ export class RelationGraph {
 
   /** Links what the recorded batches can have changed. Call before publishing the snapshot. */
   resolve(): void {
-    if (!this.pending) {
-      this.store.markBuilt();
-      return;
-    }
-    const resolver = new Resolver(this.store);
-    // Node ids by path, then qualified name (no key string built per lookup: this runs twice
-    // per edge), bounded: a full pass links every declaration of the tree, and the cache starts
-    // over when it holds NODES_CACHED ids.
-    let nodes = new Map<string, Map<string, number>>();
-    let held = 0;
-    const node = (path: string, qname: string) => {
-      let inFile = nodes.get(path);
-      if (inFile === undefined) {
-        if (held >= NODES_CACHED) {
-          nodes = new Map();
-          held = 0;
-        }
-        inFile = new Map();
-        nodes.set(path, inFile);
-      }
-      let id = inFile.get(qname);
-      if (id === undefined) {
-        id = this.store.node(path, qname);
-        inFile.set(qname, id);
-        held++;
-      }
-      return id;
+    const job = this.job();
+    resolvePass(this.store, job);
+    this.resolved();
+  }
+
+  /**
+   * What the next `resolve` links, as plain data: a resolve pass run on another connection (see
+   * resolve-worker.ts) loads it with `load` and resolves there; this graph then calls `resolved`.
+   */
+  job(): ResolveJob {
+    // A build that changed most of the tree re-resolves everything: what changed is not listed.
+    if (this.full || this.dirtyFiles.size > this.store.recorded().size * FULL_PASS_SHARE) return { full: true, files: [], names: [], fields: [], orphans: null };
+    return {
+      full: false,
+      files: [...this.dirtyFiles],
+      names: [...this.dirtyNames],
+      fields: [...this.dirtyFields],
+      orphans: this.store.orphanIds(),
     };
-    const link = (ref: RefRow) => {
-      for (const r of resolver.resolve(ref)) {
-        this.store.addEdge(node(r.from.path, r.from.qname), node(r.to.path, r.to.qname), r.kind, r.derivation, ref.file_id, ref.id);
-      }
-    };
-    const recorded = this.store.recorded();
-    const full = this.full || this.dirtyFiles.size > recorded.size * FULL_PASS_SHARE;
-    const files = full ? [...recorded.values()].map((f) => f.id) : [...this.dirtyFiles];
-    const contains = () => {
-      for (const id of files) {
-        for (const d of this.store.declsOf(id)) {
-          if (d.container === null) continue;
-          this.store.addEdge(node(d.path, d.container), node(d.path, d.qname), 'contains', 'resolution', id, null);
-        }
-      }
-    };
-    if (full) {
-      this.store.rewritingEdges(() => {
-        this.store.dropAllEdges();
-        for (const ref of this.store.allRefs(recordedById(recorded))) link(ref);
-        contains();
-      });
-    } else {
-      const again = new Map<number, RefRow>();
-      // A name that changed meaning re-resolves the references naming it and those reaching
-      // through it: `store.find()` where `store: Store` follows a change to what `Store` is.
-      for (const name of this.dirtyNames) for (const ref of [...this.store.refsNamed(name), ...this.store.refsThrough(name)]) again.set(ref.id, ref);
-      for (const field of this.dirtyFields) for (const ref of this.store.refsThrough(field)) again.set(ref.id, ref);
-      for (const id of files) for (const ref of this.store.refsOf(id)) again.set(ref.id, ref);
-      const dirty = new Set(files);
-      for (const ref of again.values()) {
-        if (!dirty.has(ref.file_id)) this.store.dropEdgesOfRef(ref.id);
-        link(ref);
-      }
-      contains();
-    }
-    this.store.collectNodes();
-    this.store.markBuilt();
+  }
+
+  /** How much a resolve of `job` reads: every recorded file in a full pass, else what it names. */
+  jobSize(job: ResolveJob): number {
+    return job.full ? this.store.recorded().size : job.files.length + job.names.length + job.fields.length;
+  }
+
+  /** Takes over what another graph had recorded and not resolved (its `job`). */
+  load(job: ResolveJob): void {
+    this.full = job.full;
+    for (const id of job.files) this.dirtyFiles.add(id);
+    for (const n of job.names) this.dirtyNames.add(n);
+    for (const f of job.fields) this.dirtyFields.add(f);
+    this.store.adoptOrphans(job.orphans);
+  }
+
+  /** The pass of this graph's `job` has committed (here, or on another connection). */
+  resolved(): void {
     this.dirtyFiles.clear();
     this.dirtyNames.clear();
     this.dirtyFields.clear();
+    this.store.adoptOrphans([]);
     this.full = false;
   }
+}
+
+/** What one resolve pass links (RelationGraph.job): plain data, so another thread can run it. */
+export interface ResolveJob {
+  /** Re-resolve every reference (a cold build, a wildcard re-export, an interrupted pass). */
+  full: boolean;
+  /** Graph file ids whose references are re-resolved. */
+  files: number[];
+  /** Names whose meaning may have changed: references naming them, or reaching through them. */
+  names: string[];
+  /** Member names whose stated type changed: references reaching through them. */
+  fields: string[];
+  /** Nodes that may name no edge any more (null: check every node). */
+  orphans: number[] | null;
+}
+
+/** Links what `job` names (see RelationGraph), and marks the graph built. */
+export function resolvePass(store: GraphStore, job: ResolveJob): void {
+  if (!job.full && job.files.length === 0 && job.names.length === 0 && job.fields.length === 0) {
+    store.markBuilt();
+    return;
+  }
+  const resolver = new Resolver(store);
+  // Node ids by path, then qualified name (no key string built per lookup: this runs twice
+  // per edge), bounded: a full pass links every declaration of the tree, and the cache starts
+  // over when it holds NODES_CACHED ids.
+  let nodes = new Map<string, Map<string, number>>();
+  let held = 0;
+  const node = (path: string, qname: string) => {
+    let inFile = nodes.get(path);
+    if (inFile === undefined) {
+      if (held >= NODES_CACHED) {
+        nodes = new Map();
+        held = 0;
+      }
+      inFile = new Map();
+      nodes.set(path, inFile);
+    }
+    let id = inFile.get(qname);
+    if (id === undefined) {
+      id = store.node(path, qname);
+      inFile.set(qname, id);
+      held++;
+    }
+    return id;
+  };
+  const link = (ref: RefRow) => {
+    for (const r of resolver.resolve(ref)) {
+      store.addEdge(node(r.from.path, r.from.qname), node(r.to.path, r.to.qname), r.kind, r.derivation, ref.file_id, ref.id);
+    }
+  };
+  const recorded = store.recorded();
+  const full = job.full;
+  const files = full ? [...recorded.values()].map((f) => f.id) : job.files;
+  const contains = () => {
+    for (const id of files) {
+      for (const d of store.declsOf(id)) {
+        if (d.container === null) continue;
+        store.addEdge(node(d.path, d.container), node(d.path, d.qname), 'contains', 'resolution', id, null);
+      }
+    }
+  };
+  if (full) {
+    store.rewritingEdges(() => {
+      store.dropAllEdges();
+      for (const ref of store.allRefs(recordedById(recorded))) link(ref);
+      contains();
+    });
+  } else {
+    const again = new Map<number, RefRow>();
+    // A name that changed meaning re-resolves the references naming it and those reaching
+    // through it: `store.find()` where `store: Store` follows a change to what `Store` is.
+    for (const name of job.names) for (const ref of [...store.refsNamed(name), ...store.refsThrough(name)]) again.set(ref.id, ref);
+    for (const field of job.fields) for (const ref of store.refsThrough(field)) again.set(ref.id, ref);
+    for (const id of files) for (const ref of store.refsOf(id)) again.set(ref.id, ref);
+    const dirty = new Set(files);
+    for (const ref of again.values()) {
+      if (!dirty.has(ref.file_id)) store.dropEdgesOfRef(ref.id);
+      link(ref);
+    }
+    contains();
+  }
+  store.collectNodes();
+  store.markBuilt();
 }
 
 /** What the file-scope calls of these files (a script's top level, a `__main__` guard) resolve to. */

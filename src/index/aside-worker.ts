@@ -1,0 +1,42 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { Store } from './store.ts';
+import { RelationGraph } from './graph/graph.ts';
+import type { AsideReply, AsideRequest } from './aside.ts';
+
+// Worker thread entry: a build's closing work on `.rift/rift.db` over a connection of its own
+// (see aside.ts). Each step commits on its own; until the resolve pass commits, the serving
+// thread's connection reads the graph as it was.
+
+const request = workerData as AsideRequest;
+let reply: AsideReply;
+let store: Store | null = null;
+try {
+  const opened = (store = Store.openFile(request.file, request.root));
+  const graph = new RelationGraph(opened.tables());
+  if (request.finish) {
+    graph.store.endBulk();
+    opened.finishBulk();
+  }
+  if (request.resolve !== null) {
+    const { job, prune } = request.resolve;
+    graph.load(job);
+    opened.transaction(() => {
+      if (prune) {
+        const parsed = opened.parsedPaths();
+        graph.prune((path) => parsed.has(path));
+      }
+      graph.resolve();
+    });
+  }
+  reply = { ok: true };
+} catch (e) {
+  const code = (e as { code?: unknown }).code;
+  reply = { ok: false, message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) };
+} finally {
+  try {
+    store?.close();
+  } catch {
+    // the outcome is what is reported
+  }
+}
+parentPort!.postMessage(reply);
