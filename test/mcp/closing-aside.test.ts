@@ -1,10 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { graphEdges, pythonModules } from '../helpers/graph.ts';
 import { runCli } from '../helpers/cli.ts';
+import { RIFT_ARGS } from '../support/rift-process.ts';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -126,6 +129,33 @@ test('a server killed while its resolve pass runs aside leaves the graph pending
   }
 });
 
+test('a server asked to stop while its pass waits stops at once, leaving the graph pending', async () => {
+  const { root } = pendingWorkspace();
+  const lock = holdWriteLock(root);
+  const child = spawn(process.execPath, [...RIFT_ARGS, 'mcp', '--standalone'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.resume();
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const send = (msg: unknown) => child.stdin.write(JSON.stringify(msg) + '\n');
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_symbol', arguments: { name: 'helper7' } } });
+    // Answered while the pass waits for the lock.
+    await eventually(() => (stdout.includes('"id":2') ? true : undefined), 60_000);
+    // End of input stops the server: the pass aside is abandoned, not waited for.
+    child.stdin.end();
+    const code = await Promise.race([exited, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 20_000))]);
+    assert.equal(code, 0, 'the server waited for the lock another process holds instead of stopping');
+    assert.ok(graphPending(root));
+  } finally {
+    child.kill('SIGKILL');
+    lock.release();
+    removeWorkspace(root);
+  }
+});
+
 test('a restart that finds most files changed resolves aside, and so does a batch of edits: both reach the graph of a fresh build', async () => {
   const { root } = pendingWorkspace();
   const fresh = tempWorkspace(pythonModules(MODULES, 2));
@@ -146,9 +176,23 @@ test('a restart that finds most files changed resolves aside, and so does a batc
       try {
         assert.equal(runCli(['index'], first).code, 0);
         const firstEdges = graphEdges(first);
-        for (const [path, text] of Object.entries(pythonModules(MODULES))) writeFileSync(join(root, path), text);
+        // Each file replaced whole (written beside, renamed over), so no batch reads one half written.
+        const staging = mkdtempSync(join(tmpdir(), 'rift-staging-'));
+        try {
+          for (const [path, text] of Object.entries(pythonModules(MODULES))) {
+            writeFileSync(join(staging, 'next'), text);
+            renameSync(join(staging, 'next'), join(root, path));
+          }
+        } finally {
+          rmSync(staging, { recursive: true, force: true });
+        }
         await eventually(async () => ((await callersOfHelper7(rift, await helperId(rift, 'helper7'))).includes('pkg/m8.py') ? true : undefined), 60_000);
-        await eventually(() => (JSON.stringify(graphEdges(root)) === JSON.stringify(firstEdges) ? true : undefined), 60_000);
+        await eventually(() => (JSON.stringify(graphEdges(root)) === JSON.stringify(firstEdges) ? true : undefined), 60_000).catch((e: Error) => {
+          const edges = new Set(graphEdges(root));
+          const missing = firstEdges.filter((x) => !edges.has(x));
+          const extra = [...edges].filter((x) => !firstEdges.includes(x));
+          throw new Error(`${e.message}; missing ${JSON.stringify(missing.slice(0, 5))}, extra ${JSON.stringify(extra.slice(0, 5))}; server log: ${rift.stderr().split('\n').filter((l) => /WARN|ERROR|closing|failed/.test(l)).slice(-10).join(' | ')}`);
+        });
       } finally {
         removeWorkspace(first);
       }

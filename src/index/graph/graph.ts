@@ -151,7 +151,7 @@ export class RelationGraph {
 
   /**
    * What the next `resolve` links, as plain data: a resolve pass run on another connection (see
-   * resolve-worker.ts) loads it with `load` and resolves there; this graph then calls `resolved`.
+   * aside-worker.ts) loads it with `load` and resolves there; this graph then calls `resolved`.
    */
   job(): ResolveJob {
     // A build that changed most of the tree re-resolves everything: what changed is not listed.
