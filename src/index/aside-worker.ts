@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Store } from './store.ts';
 import { RelationGraph } from './graph/graph.ts';
-import type { AsideReply, AsideRequest } from './aside.ts';
+import { closeBuild, type AsideReply, type AsideRequest } from './aside.ts';
 
 // Worker thread entry: a build's closing work on `.rift/rift.db` over a connection of its own
 // (see aside.ts). Each step commits on its own; until the resolve pass commits, the serving
@@ -11,23 +11,10 @@ const request = workerData as AsideRequest;
 let reply: AsideReply;
 let store: Store | null = null;
 try {
-  const opened = (store = Store.openFile(request.file, request.root));
-  const graph = new RelationGraph(opened.tables());
-  if (request.finish) {
-    graph.store.endBulk();
-    opened.finishBulk();
-  }
-  if (request.resolve !== null) {
-    const { job, prune } = request.resolve;
-    graph.load(job);
-    opened.transaction(() => {
-      if (prune) {
-        const parsed = opened.parsedPaths();
-        graph.prune((path) => parsed.has(path));
-      }
-      graph.resolve();
-    });
-  }
+  store = Store.openFile(request.file, request.root);
+  const graph = new RelationGraph(store.tables());
+  if (request.resolve !== null) graph.load(request.resolve.job);
+  closeBuild(store, graph, request.finish, request.resolve);
   reply = { ok: true };
 } catch (e) {
   const code = (e as { code?: unknown }).code;

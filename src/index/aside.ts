@@ -1,5 +1,6 @@
 import { startWorker } from './pool.ts';
-import type { ResolveJob } from './graph/graph.ts';
+import type { RelationGraph, ResolveJob } from './graph/graph.ts';
+import type { Store } from './store.ts';
 
 // A build's closing work on a worker thread with its own connection to the store (see
 // aside-worker.ts): what a bulk build owes the store (names counted, full-text merged, the
@@ -13,6 +14,26 @@ export interface AsideRequest {
   finish: boolean;
   /** A resolve pass (after dropping the facts of files no longer parsed, when `prune`). */
   resolve: { job: ResolveJob; prune: boolean } | null;
+}
+
+/**
+ * A build's closing work on `store`'s connection, wherever it runs (the serving thread, a worker):
+ * what a bulk build owes (`finish`: the graph's fact indexes, then Store.finishBulk), then the
+ * resolve pass, after dropping the facts of files the store no longer holds parsed when `prune`.
+ */
+export function closeBuild(store: Store, graph: RelationGraph, finish: boolean, resolve: { prune: boolean } | null): void {
+  if (finish) {
+    graph.store.endBulk();
+    store.finishBulk();
+  }
+  if (resolve === null) return;
+  store.transaction(() => {
+    if (resolve.prune) {
+      const parsed = store.parsedPaths();
+      graph.prune((path) => parsed.has(path));
+    }
+    graph.resolve();
+  });
 }
 
 /** The worker's one message: done, or the error it ended with (SQLite's code kept). */

@@ -23,7 +23,7 @@ import { WatchSupervisor } from './watch-supervisor.ts';
 import { WorkerPool } from './pool.ts';
 import { runParseItem, type ParseItem, type ParseOutcome } from './parse-job.ts';
 import { RelationGraph, type ResolveJob } from './graph/graph.ts';
-import { AsideFailed, runAside } from './aside.ts';
+import { AsideFailed, closeBuild, runAside } from './aside.ts';
 
 // Keeps `.rift/rift.db` equal to the visible tree: a full reconcile on start (parsing
 // only what changed since the store last saw it), then incremental batches from the
@@ -42,7 +42,7 @@ const WRITE_INTERVAL_MS = 250;
 const BULK_AFTER_FILES = 256;
 /**
  * A serving indexer resolves its graph on a worker thread once a pass reads at least this many
- * files and names (RelationGraph.jobSize): a full pass over the stdlib's 1,786 parsed files takes
+ * files and names (RelationGraph.pendingWork): a full pass over the stdlib's 1,786 parsed files takes
  * ~3 s, ~1.6 ms a file, against ~0.1-0.2 s to start the worker and open a connection.
  */
 const RESOLVE_ASIDE_MIN = 200;
@@ -369,20 +369,8 @@ export class Indexer {
     // What a bulk build owes the store (this one's, or one a stopped process left): ended here
     // before the pass, which needs the graph's fact indexes, or aside with it.
     const finish = this.store.bulkOwed() || (binding && !this.graph.store.factsIndexed());
-    const job = resolve ? this.graph.job() : null;
-    const aside = this.closesAside() && (finish || (job !== null && this.graph.jobSize(job) >= RESOLVE_ASIDE_MIN));
-    if (!aside) {
-      if (finish) {
-        this.graph.store.endBulk();
-        this.store.finishBulk();
-      }
-      if (resolve) {
-        this.transaction(() => {
-          this.pruneGraph();
-          this.graph.resolve();
-        });
-      }
-    }
+    const aside = this.closesAside() && (finish || (resolve && this.graph.pendingWork() >= RESOLVE_ASIDE_MIN));
+    if (!aside) closeBuild(this.store, this.graph, finish, resolve ? { prune: true } : null);
     let stats: BuildStats;
     if (tree.kind === 'sealed') {
       this.published(config, suspicionSeq, tree.revision, [], tree.leftOut);
@@ -398,7 +386,7 @@ export class Indexer {
     // segments, uncounted names), and those that follow relationships wait for the pass (see
     // graphResolved). The seal written with the revision does not stand for the graph, which
     // stays marked pending until the pass commits, nor for what the bulk owes.
-    if (aside) await this.closeAside(finish, job === null ? null : { job, prune: true });
+    if (aside) await this.closeAside(finish, resolve ? { job: this.graph.job(), prune: true } : null);
     return { ...stats, elapsedMs: Math.round(performance.now() - started) };
   }
 
@@ -407,11 +395,9 @@ export class Indexer {
     return this.parseInWorkers && this.store.databaseFile !== null;
   }
 
-  /** The resolve pass of a batch, when it is large enough to run aside (see RESOLVE_ASIDE_MIN). */
-  private asideJob(): ResolveJob | null {
-    if (!this.closesAside()) return null;
-    const job = this.graph.job();
-    return this.graph.jobSize(job) >= RESOLVE_ASIDE_MIN ? job : null;
+  /** Whether a batch's resolve pass is large enough to run aside (see RESOLVE_ASIDE_MIN). */
+  private resolvesAside(): boolean {
+    return this.closesAside() && this.graph.pendingWork() >= RESOLVE_ASIDE_MIN;
   }
 
   /**
@@ -423,33 +409,21 @@ export class Indexer {
    */
   private async closeAside(finish: boolean, resolve: { job: ResolveJob; prune: boolean } | null): Promise<void> {
     const started = performance.now();
-    const pass = runAside({ file: this.store.databaseFile!, root: this.root, finish, resolve }, this.closing.signal);
+    const work = resolve === null ? 0 : this.graph.pendingWork();
+    const pass = runAside({ file: this.store.databaseFile!, root: this.root, finish, resolve }, this.closing.signal).catch((e: unknown) => {
+      if (!(e instanceof AsideFailed) || e.code !== undefined) throw e;
+      log('warn', 'index.build', 'closing work left to the serving thread', { reason: e.message });
+      closeBuild(this.store, this.graph, finish, resolve);
+      return true;
+    });
     this.graphResolving = pass.then(
       () => undefined,
       () => undefined,
     );
     try {
-      let done: boolean;
-      try {
-        done = await pass;
-      } catch (e) {
-        if (!(e instanceof AsideFailed) || e.code !== undefined) throw e;
-        log('warn', 'index.build', 'closing work left to the serving thread', { reason: e.message });
-        if (finish) {
-          this.graph.store.endBulk();
-          this.store.finishBulk();
-        }
-        if (resolve !== null) {
-          this.transaction(() => {
-            if (resolve.prune) this.pruneGraph();
-            this.graph.resolve();
-          });
-        }
-        done = true;
-      }
-      if (!done) return; // closing: the next start does what is still recorded as owed
+      if (!(await pass)) return; // closing: the next start does what is still recorded as owed
       if (resolve !== null) this.graph.resolved();
-      log('debug', 'index.build', 'closing work done on a worker thread', { finish, resolved: resolve === null ? 0 : this.graph.jobSize(resolve.job), ms: Math.round(performance.now() - started) });
+      log('debug', 'index.build', 'closing work done on a worker thread', { finish, resolved: work, ms: Math.round(performance.now() - started) });
       this.publish(this.current.revision);
     } finally {
       this.graphResolving = null;
@@ -469,12 +443,6 @@ export class Indexer {
     this.reconciledConfig = config;
     this.releaseEarlyReaders();
     this.leftOut = leftOut;
-  }
-
-  /** Drops the graph's facts of files the store no longer holds parsed. */
-  private pruneGraph(): void {
-    const parsed = this.store.parsedPaths();
-    this.graph.prune((path) => parsed.has(path));
   }
 
   /**
@@ -883,18 +851,18 @@ export class Indexer {
       const changed: FileChangeEvent[] = updates.map((u) => ({ path: u.path, kind: this.store.file(u.path) ? 'changed' : 'created' }));
       // A batch whose pass is small resolves in its own transaction; a large one (a branch
       // switch) is published first and resolved aside, as a reconcile's.
-      let aside: ResolveJob | null = null;
+      let aside = false;
       this.transaction(() => {
         this.store.applyBatch(updates, touches, [...drops, ...deletions], skips);
         if (selection.config.providers.binding.enabled) {
           this.graph.record(results, [...drops, ...deletions]);
-          aside = this.asideJob();
-          if (aside === null) this.graph.resolve();
+          aside = this.resolvesAside();
+          if (!aside) this.graph.resolve();
         }
       });
       this.publish(this.store.commitRevision());
       this.emitFiles([...changed, ...[...drops, ...deletions].map((path): FileChangeEvent => ({ path, kind: 'deleted' }))]);
-      if (aside !== null) await this.closeAside(false, { job: aside, prune: false });
+      if (aside) await this.closeAside(false, { job: this.graph.job(), prune: false });
     }
   }
 

@@ -336,12 +336,11 @@ export class Store {
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const tables = STORE_TABLES;
     const present = Store.tablesPresent(db);
     // Version 12 lacks the files' read stamps (added empty: each file is hashed on its first read
     // until it is indexed again) and the names' substring totals (counted from the names). Runs
     // inside the opening transaction (see \`init\`).
-    if (row?.value === '12' && present === tables.length - 2) {
+    if (row?.value === '12' && present === STORE_TABLES.length - 2) {
       for (const t of NAME_TRIGGER_NAMES) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
       db.exec(`
         ALTER TABLE files ADD COLUMN stamp TEXT;
@@ -354,7 +353,7 @@ export class Store {
       return Store.migrate(db);
     }
     // A current schema with every table is kept; anything else is rebuilt from the tree.
-    if (row && row.value === SCHEMA_VERSION && present === tables.length) {
+    if (row && row.value === SCHEMA_VERSION && present === STORE_TABLES.length) {
       // A process that ended inside a cold build left the names uncounted.
       if (!Store.namesCounted(db)) Store.countNames(db);
       return;

@@ -102,6 +102,19 @@ test('reads answer while a large resolve pass waits; a walk of the graph waits f
   }
 });
 
+test('a one-shot build that finds the store sealed with its walk but the graph pending still resolves the graph', () => {
+  const { root, edges } = pendingWorkspace();
+  try {
+    const run = runCli(['index'], root);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /re-parsed 0 changed files/);
+    assert.equal(graphPending(root), false);
+    assert.deepEqual(graphEdges(root), edges);
+  } finally {
+    removeWorkspace(root);
+  }
+});
+
 test('a server killed while its resolve pass runs aside leaves the graph pending, and the next resolves it', async () => {
   const { root, edges } = pendingWorkspace();
   const lock = holdWriteLock(root);

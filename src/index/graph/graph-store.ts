@@ -189,14 +189,13 @@ export class GraphStore {
   private static migrate(db: Tables): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
-    const tables = GRAPH_TABLES;
-    if (row?.value === GRAPH_SCHEMA && GraphStore.tablesPresent(db) === tables.length) {
+    if (row?.value === GRAPH_SCHEMA && GraphStore.tablesPresent(db) === GRAPH_TABLES.length) {
       // A process that ended inside a bulk build or a full pass left some of them dropped.
       GraphStore.createIndexes(db, [...FACT_INDEXES, ...EDGE_INDEXES]);
       return;
     }
     db.exec(`
-      ${tables.map((t) => `DROP TABLE IF EXISTS ${t};`).join('\n')}
+      ${GRAPH_TABLES.map((t) => `DROP TABLE IF EXISTS ${t};`).join('\n')}
       CREATE TABLE graph_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, language TEXT NOT NULL, sha256 TEXT NOT NULL);
       -- What each file declares, as resolution reads it; a re-parse compares old and new to find
       -- the names whose meaning changed.

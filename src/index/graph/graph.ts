@@ -155,7 +155,7 @@ export class RelationGraph {
    */
   job(): ResolveJob {
     // A build that changed most of the tree re-resolves everything: what changed is not listed.
-    if (this.full || this.dirtyFiles.size > this.store.recorded().size * FULL_PASS_SHARE) return { full: true, files: [], names: [], fields: [], orphans: null };
+    if (this.passIsFull()) return { full: true, files: [], names: [], fields: [], orphans: null };
     return {
       full: false,
       files: [...this.dirtyFiles],
@@ -165,9 +165,13 @@ export class RelationGraph {
     };
   }
 
-  /** How much a resolve of `job` reads: every recorded file in a full pass, else what it names. */
-  jobSize(job: ResolveJob): number {
-    return job.full ? this.store.recorded().size : job.files.length + job.names.length + job.fields.length;
+  /** How much the next `resolve` reads: every recorded file in a full pass, else the files and names it follows. */
+  pendingWork(): number {
+    return this.passIsFull() ? this.store.recorded().size : this.dirtyFiles.size + this.dirtyNames.size + this.dirtyFields.size;
+  }
+
+  private passIsFull(): boolean {
+    return this.full || this.dirtyFiles.size > this.store.recorded().size * FULL_PASS_SHARE;
   }
 
   /** Takes over what another graph had recorded and not resolved (its `job`). */
@@ -204,7 +208,7 @@ export interface ResolveJob {
 }
 
 /** Links what `job` names (see RelationGraph), and marks the graph built. */
-export function resolvePass(store: GraphStore, job: ResolveJob): void {
+function resolvePass(store: GraphStore, job: ResolveJob): void {
   if (!job.full && job.files.length === 0 && job.names.length === 0 && job.fields.length === 0) {
     store.markBuilt();
     return;
