@@ -43,6 +43,10 @@ export const WATCH_RESYNC_INTERVAL_MS = 2000;
 export const WATCH_RETRY_MS = 1000;
 /** Longest wait between retries of a failed watcher. */
 export const WATCH_RETRY_MAX_MS = 30_000;
+/** After an index update fails (the store busy past its wait, workers that keep dying), the wait before the tree is rescanned. */
+export const UPDATE_RETRY_MS = 1000;
+/** The longest such wait, while rescans fail too (it doubles from UPDATE_RETRY_MS). */
+export const UPDATE_RETRY_MAX_MS = 30_000;
 /** Largest `body` a change tool accepts (resolved bytes, inline or from `{file}`). */
 export const CHANGE_BODY_BYTES_MAX = 1024 * 1024;
 /** Largest `patch` body (resolved bytes). */
@@ -144,6 +148,12 @@ export const CHANGE_LOG_ENTRIES_MAX = 4096;
  * one write batch, or an end-of-build merge of a large tree, holds the database for seconds at most.
  */
 export const STORE_BUSY_WAIT_MS = 30_000;
+
+/** The busy wait of a store connection: STORE_BUSY_WAIT_MS, or `RIFT_STORE_BUSY_WAIT_MS` (which shortens it for tests). */
+export function storeBusyWaitMs(): number {
+  const env = Number(process.env.RIFT_STORE_BUSY_WAIT_MS);
+  return process.env.RIFT_STORE_BUSY_WAIT_MS && Number.isInteger(env) && env >= 0 ? env : STORE_BUSY_WAIT_MS;
+}
 /** Longest pause between two attempts to open an index store other processes hold busy (the backoff starts at 1 ms). */
 export const STORE_OPEN_BACKOFF_MAX_MS = 50;
 

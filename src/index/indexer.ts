@@ -7,7 +7,7 @@ import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { withSmallYoungGeneration } from '../core/heap.ts';
 import { RiftError } from '../core/errors.ts';
-import { WARM_LANGUAGES_MAX, WATCH_DEBOUNCE_MS } from '../core/limits.ts';
+import { UPDATE_RETRY_MAX_MS, UPDATE_RETRY_MS, WARM_LANGUAGES_MAX, WATCH_DEBOUNCE_MS } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
@@ -191,6 +191,9 @@ export class Indexer {
    */
   private suspicion: { reason: string; seq: number } | null = null;
   private suspicionSeq = 0;
+  /** A rescan put off after an update failed (see updateFailed), and the wait before the next one. */
+  private retry: NodeJS.Timeout | null = null;
+  private retryMs = UPDATE_RETRY_MS;
 
   private readonly parseInWorkers: boolean;
 
@@ -438,6 +441,7 @@ export class Indexer {
   /** A reconcile under `config` has published `revision`: what it found changed and left out is now what reads see. */
   private published(config: WorkspaceConfig, suspicionSeq: number, revision: string, changed: FileChangeEvent[], leftOut: LeftOut): void {
     this.publish(revision);
+    this.retryMs = UPDATE_RETRY_MS;
     this.rescanned(suspicionSeq);
     this.emitFiles(changed);
     this.reconciledConfig = config;
@@ -693,7 +697,26 @@ export class Indexer {
     void this.serialize(async () => {
       if (resync !== null) await this.watcher?.resync(resync);
       await this.recovering(reconcile, reconcile);
-    }).catch((err: Error) => log('warn', 'index.update', 'rescan failed', { error: err.message }));
+    }).catch((err: Error) => this.updateFailed('rescan', err));
+  }
+
+  /**
+   * An update the watcher or a rescan asked for failed (the store held busy by another process
+   * past its wait, parse workers that keep dying): what it was to apply is not dropped. Reads
+   * warn `stale_index` until a rescan has walked the tree, and one runs after UPDATE_RETRY_MS,
+   * the wait doubling to UPDATE_RETRY_MAX_MS while they fail too.
+   */
+  private updateFailed(what: string, err: Error): void {
+    if (this.closing.signal.aborted) return;
+    log('warn', 'index.update', `${what} failed; the tree is rescanned`, { error: err.message, retry_ms: this.retryMs });
+    this.suspect(`an index update failed (${err.message})`);
+    if (this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.rescan(null);
+    }, this.retryMs);
+    this.retry.unref();
+    this.retryMs = Math.min(this.retryMs * 2, UPDATE_RETRY_MAX_MS);
   }
 
   /** Events may have been lost: until a rescan has walked the tree, reads warn `stale_index`. */
@@ -735,7 +758,7 @@ export class Indexer {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.serialize(() => this.recovering(() => this.flush(), async () => void (await this.reconcile()))).catch((err: Error) =>
-        log('warn', 'index.update', 'incremental update failed', { error: err.message }),
+        this.updateFailed('incremental update', err),
       );
     }, this.debounceMs);
   }
@@ -955,6 +978,7 @@ export class Indexer {
   async close(): Promise<void> {
     this.closing.abort();
     if (this.timer) clearTimeout(this.timer);
+    if (this.retry) clearTimeout(this.retry);
     await this.watcher?.close();
     await this.lane.idle();
     await this.pool?.close();

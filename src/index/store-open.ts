@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { DAMAGED_STORES_KEPT, STORE_BUSY_WAIT_MS, STORE_OPEN_BACKOFF_MAX_MS } from '../core/limits.ts';
+import { DAMAGED_STORES_KEPT, STORE_OPEN_BACKOFF_MAX_MS, storeBusyWaitMs } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { ensureStateDir, entryKind, setAside, STATE_DIR } from '../workspace/state-dir.ts';
 import { Store } from './store.ts';
@@ -103,7 +103,7 @@ export function openStore(root: string): Store {
         // (eight servers started at once on a fresh tree) hold it for a moment. Most waits happen
         // inside SQLite (its busy timeout); some lock steps answer busy at once, so try again.
         const waited = performance.now() - started;
-        if (isContended(e) && waited < STORE_BUSY_WAIT_MS) {
+        if (isContended(e) && waited < storeBusyWaitMs()) {
           sleepSync(wait);
           continue;
         }

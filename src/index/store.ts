@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
-import { STORE_BUSY_WAIT_MS, VERIFIED_FILES_MAX } from '../core/limits.ts';
+import { storeBusyWaitMs, VERIFIED_FILES_MAX } from '../core/limits.ts';
 import { readSourceFileSync, readSpanSync } from '../workspace/read.ts';
 import type { SymbolInput, TextInput } from './parse-job.ts';
 import { nameKey, phrase, queryWords } from './text.ts';
@@ -263,7 +263,7 @@ export class Store {
   /** Opens (creating when absent) the store in `file`; errors are SQLite's own (see store-open.ts). */
   static openFile(file: string, root: string): Store {
     // Other rift processes on the tree (standalone servers, the CLI) write this store too.
-    const db = new Database(file, { timeout: STORE_BUSY_WAIT_MS });
+    const db = new Database(file, { timeout: storeBusyWaitMs() });
     try {
       return Store.init(db, root);
     } catch (e) {

@@ -117,6 +117,23 @@ async function indexedRevision(rift: RiftMcp): Promise<string> {
   return (JSON.parse((r.contents[0] as { text: string }).text) as { revision: string }).revision;
 }
 
+/**
+ * Waits until `rift` has indexed exactly `files`; if it does not, fails naming the files whose
+ * indexed digest differs (from rift://workspace) and the server's warnings.
+ */
+async function awaitIndexed(rift: RiftMcp, files: Record<string, string>): Promise<void> {
+  const expected = revisionOf(files);
+  try {
+    await eventually(async () => ((await indexedRevision(rift)) === expected ? true : undefined), 120_000);
+  } catch (e) {
+    const r = await rift.client.readResource({ uri: 'rift://workspace' });
+    const indexed = new Map((JSON.parse((r.contents[0] as { text: string }).text) as { source: Array<{ path: string; digest: string }> }).source.map((s) => [s.path, s.digest]));
+    const differ = Object.keys(files).filter((path) => indexed.get(path) !== sha256Hex(files[path]).slice(0, 8));
+    const log = rift.stderr().split('\n').filter((l) => / (WARN|ERROR) /.test(l)).slice(-10).join(' | ');
+    throw new Error(`${(e as Error).message}; indexed digests differ for ${JSON.stringify(differ)}; server log: ${log}`);
+  }
+}
+
 /** Every declaration the server holds: its names all contain one of these characters. */
 async function declarations(rift: RiftMcp): Promise<string[]> {
   const ids = new Set<string>();
@@ -168,7 +185,7 @@ async function compareWithFreshBuild(root: string, files: Record<string, string>
   cpSync(root, copy, { recursive: true, filter: (src) => !src.split('/').includes('.rift') });
   const fresh = await startRift(copy, {}, { standalone: true });
   try {
-    await eventually(async () => ((await indexedRevision(fresh)) === revisionOf(files) ? true : undefined), 120_000);
+    await awaitIndexed(fresh, files);
     const seeds = await declarations(fresh);
     assert.deepEqual(await declarations(live), seeds);
     const [mine, built] = await Promise.all([pooled(seeds, (s) => relationships(live, s)), pooled(seeds, (s) => relationships(fresh, s))]);
@@ -190,7 +207,7 @@ describe('incrementally maintained edges equal a fresh build', () => {
   before(async () => {
     state.root = tempWorkspace(files);
     state.live = await startRift(state.root, {}, { standalone: true });
-    await eventually(async () => ((await indexedRevision(state.live)) === revisionOf(files) ? true : undefined), 120_000);
+    await awaitIndexed(state.live, files);
   });
   after(async () => {
     await state.live.close();
@@ -207,8 +224,7 @@ describe('incrementally maintained edges equal a fresh build', () => {
         files[path] = text.replace(from, to);
         writeFileSync(join(state.root, path), files[path]);
       }
-      const expected = revisionOf(files);
-      await eventually(async () => ((await indexedRevision(state.live)) === expected ? true : undefined), 120_000);
+      await awaitIndexed(state.live, files);
 
       const { seeds, differences } = await compareWithFreshBuild(state.root, files, state.live);
       assert.deepEqual(differences, []);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace, writeFiles } from '../helpers/workspace.ts';
@@ -215,5 +216,36 @@ test('a watcher that cannot subscribe does not stop the server; rescans keep the
     await rift.close();
     // rm walks the chain relatively; Node's rmSync cannot name paths past PATH_MAX.
     execFileSync('rm', ['-rf', root]);
+  }
+});
+
+test('an update that fails (another process holds the store past its wait) is not dropped: reads warn, and rescans apply it once the store is free', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha():\n    return 1\n', 'b.py': 'def keep():\n    return 0\n' });
+  // A busy wait of 200 ms: the batch fails at once instead of after 30 s.
+  const rift = await startRift(root, { RIFT_STORE_BUSY_WAIT_MS: '200' }, { standalone: true });
+  const holder = new Database(join(root, '.rift', 'rift.db'));
+  try {
+    assert.equal((await find(rift, 'alpha')).length, 1);
+    holder.exec('BEGIN IMMEDIATE');
+    writeFileSync(join(root, 'a.py'), 'def omega():\n    return 2\n');
+    await eventually(() => (/WARN +index\.update: incremental update failed; the tree is rescanned/.test(rift.stderr()) ? true : undefined), 30_000);
+    // The rescan a second later fails too (the wait before the next one doubles).
+    await eventually(() => (/WARN +index\.update: rescan failed; the tree is rescanned.*retry_ms=2000/.test(rift.stderr()) ? true : undefined), 30_000);
+    const during = (await rift.call('get_symbol', { name: 'keep', include: [] })) as { hits: unknown[]; warnings: Array<{ kind: string; message: string }> };
+    assert.equal(during.hits.length, 1);
+    const stale = during.warnings.find((w) => w.kind === 'stale_index');
+    assert.ok(stale, 'reads say the index may lag while the update waits');
+    assert.match(stale.message, /an index update failed/);
+    holder.exec('COMMIT');
+    // No further event comes: the next rescan applies the edit, and the warning ends.
+    await eventually(async () => {
+      const r = (await rift.call('get_symbol', { name: 'omega', include: [] })) as { hits: unknown[]; warnings: unknown[] };
+      return r.hits.length === 1 && r.warnings.length === 0 ? true : undefined;
+    }, 60_000);
+    assert.deepEqual(await find(rift, 'alpha'), []);
+  } finally {
+    holder.close();
+    await rift.close();
+    removeWorkspace(root);
   }
 });
