@@ -1,5 +1,5 @@
-import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { appendFileSync, copyFileSync, cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -262,4 +262,20 @@ export async function stopWorkspaceServer(dir: string): Promise<void> {
   if (lock === null || lock === 'malformed') return;
   await stopServer(dir, lock);
   while (pidAlive(lock.pid)) await sleep(20);
+}
+
+/**
+ * The installed form of the program, built apart from the working tree's dist/ (which a running
+ * test or edit may rebuild): the sources compiled by tsconfig.build.json and bundled by
+ * scripts/bundle.mjs, as `npm ci` builds them and bin/rift.js runs them. `entry` is the file to
+ * run with node; remove `dir` when done.
+ */
+export function buildInstalled(): { entry: string; dir: string } {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), 'rift-bench-dist-'));
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { stdio: 'inherit' });
+  copyFileSync(join(root, 'package.json'), join(dir, 'package.json'));
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  execFileSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { cwd: dir, stdio: 'inherit' });
+  return { entry: join(dir, 'dist', 'bundle', 'entry.js'), dir };
 }

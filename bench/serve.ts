@@ -10,14 +10,14 @@
 //    written to `done` read, beside a plain HTTP client reading the same NDJSON stream.
 // Writes the `## Serve (bench/serve.ts)` section of docs/benchmarks.md unless --no-write.
 
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ScriptedModelServer, ollamaReply } from '../test/support/model-server.ts';
-import { fmtMs, percentile, writeSection } from './lib.ts';
+import { buildInstalled, fmtMs, percentile, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -29,15 +29,6 @@ const DELTAS = 20_000;
 const args = process.argv.slice(2);
 const write = !args.includes('--no-write');
 const runs = Number(args[args.indexOf('--runs') + 1]) || 10;
-
-/** The installed form: the sources compiled by tsconfig.build.json, as bin/rift.js runs them. */
-function buildCompiled(): { entry: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'rift-bench-dist-'));
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { stdio: 'inherit' });
-  copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return { entry: join(dir, 'dist', 'cli', 'entry.js'), dir };
-}
 
 let compiledEntry = '';
 
@@ -93,7 +84,7 @@ async function main(): Promise<void> {
   const cwd = mkdtempSync(join(tmpdir(), 'rift-bench-serve-'));
   const home = mkdtempSync(join(tmpdir(), 'rift-bench-home-'));
   try {
-    const built = buildCompiled();
+    const built = buildInstalled();
     compiledEntry = built.entry;
     const floor: number[] = [];
     const ready: Record<string, number[]> = { index: [], 'no-index': [], compiled: [], 'compiled-no-index': [] };

@@ -13,14 +13,14 @@
 // Runs the compiled program (tsconfig.build.json), as an installed rift does.
 // Writes the `## Shared server (bench/server.ts)` section of docs/benchmarks.md unless --no-write.
 
-import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { copyTree, sleep, writeSection } from './lib.ts';
+import { buildInstalled, copyTree, sleep, writeSection } from './lib.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -31,14 +31,6 @@ const write = !args.includes('--no-write');
 const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const clients = Number(flag('--clients') ?? 8);
 const CALLS = 20;
-
-function buildCompiled(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rift-bench-dist-'));
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { stdio: 'inherit' });
-  copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return join(dir, 'dist', 'cli', 'entry.js');
-}
 
 /** Resident KiB and CPU seconds of one process (threads included), or null when it is gone. */
 function sample(pid: number): { rssKb: number; cpuS: number } | null {
@@ -177,10 +169,12 @@ async function main(): Promise<void> {
   const tree = mkdtempSync(join(tmpdir(), 'rift-bench-tree-'));
   copyTree(stdlib, tree, (_rel, name) => name === '__pycache__' || name === 'site-packages');
   const files = spawnSync('find', [tree, '-type', 'f'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
-  const entry = buildCompiled();
+  const built = buildInstalled();
+  const entry = built.entry;
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   const results = [await runMode(entry, tree, true), await runMode(entry, tree, false)];
   rmSync(tree, { recursive: true, force: true });
+  rmSync(built.dir, { recursive: true, force: true });
   const [a, b] = results;
   const lines = [
     `${clients} MCP clients on one tree (${what}, ${files} files), each mode from a cold \`.rift/\`, compiled rift, ${cpus().length} cores, load average before the run ${load}. Memory is the sum over every rift process the mode started (peak sampled every 100 ms); CPU is user + system time of those processes.`,

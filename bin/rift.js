@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// The installed entry point runs the compiled program in dist/ (built by `npm ci` via
-// the `prepare` script). From a source checkout without dist/, it falls back to tsx.
+// The installed entry point runs the bundled program in dist/bundle/ (built by `npm ci` via the
+// `prepare` script: tsc into dist/, then scripts/bundle.mjs), else the compiled modules in
+// dist/, else, from a source checkout without dist/, the sources through tsx.
 import { existsSync } from 'node:fs';
 
+const bundle = new URL('../dist/bundle/entry.js', import.meta.url);
 const dist = new URL('../dist/cli/entry.js', import.meta.url);
-if (existsSync(dist)) {
+if (existsSync(bundle)) {
+  await import(bundle.href);
+} else if (existsSync(dist)) {
   await import(dist.href);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -82,6 +82,16 @@ interface TsserverDiagnostic {
  */
 let rpc: typeof JsonRpcModule | null = null;
 
+async function jsonRpcModule(): Promise<typeof JsonRpcModule> {
+  if (rpc === null) {
+    const m = await import('vscode-jsonrpc/node.js');
+    // CommonJS: Node gives its exports as the namespace and as its default; bundled, only as the
+    // default; through tsx (tests of the sources), only as the namespace.
+    rpc = (m.default as typeof JsonRpcModule | undefined) ?? m;
+  }
+  return rpc;
+}
+
 const TSSERVER_SEVERITY: Record<string, 1 | 2 | 3 | 4> = { error: 1, warning: 2, message: 3, suggestion: 4 };
 
 /**
@@ -187,7 +197,7 @@ export class LspClient {
     stateDir: string,
     onExit: (code: number | null, signal: string | null, stderr: string) => void,
   ): Promise<LspClient> {
-    const jsonRpc = (rpc ??= await import('vscode-jsonrpc/node.js'));
+    const jsonRpc = await jsonRpcModule();
     const args = definition.args.map((a) => (a === '{state}' ? stateDirFor(stateDir) : a));
     // The engine's temporary files go to a directory of its own, removed when it exits:
     // typescript-language-server makes a directory in the system's for every start (its request
@@ -217,7 +227,14 @@ export class LspClient {
       removeTemp();
       throw engineUnavailable(definition.name, `could not start: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    const connection = jsonRpc.createMessageConnection(new jsonRpc.StreamMessageReader(child.stdout!), new SettledWriter(new jsonRpc.StreamMessageWriter(child.stdin!)));
+    let connection: MessageConnection;
+    try {
+      connection = jsonRpc.createMessageConnection(new jsonRpc.StreamMessageReader(child.stdout!), new SettledWriter(new jsonRpc.StreamMessageWriter(child.stdin!)));
+    } catch (e) {
+      // The engine runs: a failure from here on must not leave it running (and the process alive).
+      child.kill('SIGKILL');
+      throw engineUnavailable(definition.name, `could not connect: ${(e as Error).message}`);
+    }
     // Writes to a dead engine fail; the exit handler reports the crash, so these are only logged.
     connection.onError(([e]) => log('debug', 'engine', 'engine connection error', { engine: definition.name, error: e.message }));
     child.stdin!.on('error', () => {});
