@@ -708,8 +708,10 @@ export class Indexer {
    */
   private updateFailed(what: string, err: Error): void {
     if (this.closing.signal.aborted) return;
-    log('warn', 'index.update', `${what} failed; the tree is rescanned`, { error: err.message, retry_ms: this.retryMs });
-    this.suspect(`an index update failed (${err.message})`);
+    // Logs and warnings never carry the workspace root.
+    const error = String(err?.message ?? err).split(this.root).join('.');
+    log('warn', 'index.update', `${what} failed; the tree is rescanned`, { error, retry_ms: this.retryMs });
+    this.suspect(`an index update failed (${error})`);
     if (this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = null;
