@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { RiftError, storageFailure } from '../core/errors.ts';
 import { Lane } from '../core/lane.ts';
-import { CHANGE_LOCK_BACKOFF_MAX_MS, CHANGE_LOCK_WAIT_MS, CHANGE_LOG_ENTRIES_MAX } from '../core/limits.ts';
+import { CHANGE_LOCK_BACKOFF_MAX_MS, CHANGE_LOCK_WAIT_MS, CHANGE_LOG_ENTRIES_MAX, msFromEnv } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { ensureStateDir } from '../workspace/state-dir.ts';
 import { recoverChanges } from './journal.ts';
@@ -41,8 +41,7 @@ const registry = new Map<string, TreeLock>();
 
 /** The lock wait a change allows itself; `RIFT_CHANGE_LOCK_WAIT_MS` shortens it for tests. */
 export function changeLockBudget(): number {
-  const env = Number(process.env.RIFT_CHANGE_LOCK_WAIT_MS);
-  return process.env.RIFT_CHANGE_LOCK_WAIT_MS && Number.isInteger(env) && env >= 0 ? env : CHANGE_LOCK_WAIT_MS;
+  return msFromEnv('RIFT_CHANGE_LOCK_WAIT_MS', CHANGE_LOCK_WAIT_MS);
 }
 
 /**

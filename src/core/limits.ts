@@ -149,11 +149,19 @@ export const CHANGE_LOG_ENTRIES_MAX = 4096;
  */
 export const STORE_BUSY_WAIT_MS = 30_000;
 
-/** The busy wait of a store connection: STORE_BUSY_WAIT_MS, or `RIFT_STORE_BUSY_WAIT_MS` (which shortens it for tests). */
-export function storeBusyWaitMs(): number {
-  const env = Number(process.env.RIFT_STORE_BUSY_WAIT_MS);
-  return process.env.RIFT_STORE_BUSY_WAIT_MS && Number.isInteger(env) && env >= 0 ? env : STORE_BUSY_WAIT_MS;
+/**
+ * A wait in milliseconds: `limit`, or the environment variable `name` when it holds a
+ * non-negative integer (tests shorten waits this way: RIFT_STORE_BUSY_WAIT_MS,
+ * RIFT_CHANGE_LOCK_WAIT_MS, RIFT_WATCH_DEBOUNCE_MS, RIFT_WATCH_RESYNC_INTERVAL_MS).
+ */
+export function msFromEnv(name: string, limit: number): number {
+  const raw = process.env[name];
+  const value = Number(raw);
+  return raw && Number.isInteger(value) && value >= 0 ? value : limit;
 }
+
+/** The busy wait of a store connection (STORE_BUSY_WAIT_MS unless a test shortens it). */
+export const storeBusyWaitMs = (): number => msFromEnv('RIFT_STORE_BUSY_WAIT_MS', STORE_BUSY_WAIT_MS);
 /** Longest pause between two attempts to open an index store other processes hold busy (the backoff starts at 1 ms). */
 export const STORE_OPEN_BACKOFF_MAX_MS = 50;
 

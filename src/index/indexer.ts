@@ -7,7 +7,7 @@ import { sha256Hex, treeRevision } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import { withSmallYoungGeneration } from '../core/heap.ts';
 import { RiftError } from '../core/errors.ts';
-import { UPDATE_RETRY_MAX_MS, UPDATE_RETRY_MS, WARM_LANGUAGES_MAX, WATCH_DEBOUNCE_MS } from '../core/limits.ts';
+import { UPDATE_RETRY_MAX_MS, UPDATE_RETRY_MS, WARM_LANGUAGES_MAX, WATCH_DEBOUNCE_MS, msFromEnv } from '../core/limits.ts';
 import type { ConfigLoader } from '../config/loader.ts';
 import { languageFor } from '../config/loader.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
@@ -207,8 +207,7 @@ export class Indexer {
     this.storeRef = store;
     this.graphRef = this.attach(store);
     this.current = { revision: store.meta('tree_revision') ?? treeRevision([]), generation: 0 };
-    const env = Number(process.env.RIFT_WATCH_DEBOUNCE_MS);
-    this.debounceMs = Number.isFinite(env) && env >= 0 && process.env.RIFT_WATCH_DEBOUNCE_MS ? env : WATCH_DEBOUNCE_MS;
+    this.debounceMs = msFromEnv('RIFT_WATCH_DEBOUNCE_MS', WATCH_DEBOUNCE_MS);
   }
 
   get snapshot(): Snapshot {

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { WATCH_BURST_EVENTS, WATCH_RESYNC_INTERVAL_MS, WATCH_RETRY_MAX_MS, WATCH_RETRY_MS } from '../core/limits.ts';
+import { WATCH_BURST_EVENTS, WATCH_RESYNC_INTERVAL_MS, WATCH_RETRY_MAX_MS, WATCH_RETRY_MS, msFromEnv } from '../core/limits.ts';
 import { log } from '../core/log.ts';
 import { watchWorkspace, type WatchEvent, type WorkspaceWatcher } from '../workspace/watcher.ts';
 
@@ -48,8 +48,7 @@ export class WatchSupervisor {
     private readonly rescan: (resync: string | null) => void,
     private readonly onLoss: (reason: string) => void = () => undefined,
   ) {
-    const env = Number(process.env.RIFT_WATCH_RESYNC_INTERVAL_MS);
-    this.resyncIntervalMs = process.env.RIFT_WATCH_RESYNC_INTERVAL_MS && Number.isInteger(env) && env >= 0 ? env : WATCH_RESYNC_INTERVAL_MS;
+    this.resyncIntervalMs = msFromEnv('RIFT_WATCH_RESYNC_INTERVAL_MS', WATCH_RESYNC_INTERVAL_MS);
   }
 
   /** Subscribes; a failure is logged and retried in the background, never thrown. */
