@@ -319,28 +319,18 @@ export class Store {
 
   /** Whether the file holds the current schema with every table and its names counted: nothing for `migrate` to do. */
   private static isCurrent(db: Database.Database): boolean {
-    const meta = db.prepare(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).get();
-    if (meta === undefined) return false;
-    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    return row?.value === SCHEMA_VERSION && Store.tablesPresent(db) === STORE_TABLES.length && Store.namesCounted(db);
-  }
-
-  private static tablesPresent(db: Database.Database): number {
-    const present = db
-      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${STORE_TABLES.map(() => '?').join(', ')})`)
-      .get(...STORE_TABLES) as { n: number };
-    return present.n;
+    return schemaMeta(db, 'schema_version') === SCHEMA_VERSION && schemaObjects(db, 'table', STORE_TABLES) === STORE_TABLES.length && Store.namesCounted(db);
   }
 
   /** Brings the schema to the current version (rebuilding it empty when it is not). */
   private static migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
-    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
-    const present = Store.tablesPresent(db);
+    const version = schemaMeta(db, 'schema_version');
+    const present = schemaObjects(db, 'table', STORE_TABLES);
     // Version 12 lacks the files' read stamps (added empty: each file is hashed on its first read
     // until it is indexed again) and the names' substring totals (counted from the names). Runs
     // inside the opening transaction (see \`init\`).
-    if (row?.value === '12' && present === STORE_TABLES.length - 2) {
+    if (version === '12' && present === STORE_TABLES.length - 2) {
       for (const t of NAME_TRIGGER_NAMES) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
       db.exec(`
         ALTER TABLE files ADD COLUMN stamp TEXT;
@@ -353,7 +343,7 @@ export class Store {
       return Store.migrate(db);
     }
     // A current schema with every table is kept; anything else is rebuilt from the tree.
-    if (row && row.value === SCHEMA_VERSION && present === STORE_TABLES.length) {
+    if (version === SCHEMA_VERSION && present === STORE_TABLES.length) {
       // A process that ended inside a cold build left the names uncounted.
       if (!Store.namesCounted(db)) Store.countNames(db);
       return;
@@ -1398,6 +1388,20 @@ export class Store {
 const PATH_FILTER_CALL = 'rift_path_ok(f.path)';
 
 /** What a module keeping its own tables in rift.db may do with the store's connection. */
+/**
+ * A value of the `meta` table both schemas record their versions in (the store's and the
+ * graph's); undefined when it has none, or when the table does not exist yet.
+ */
+export function schemaMeta(db: Pick<Tables, 'prepare'>, key: string): string | undefined {
+  if (db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).get() === undefined) return undefined;
+  return (db.prepare(`SELECT value FROM meta WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
+}
+
+/** How many of `names` exist in the database as a `type` (table or index). */
+export function schemaObjects(db: Pick<Tables, 'prepare'>, type: 'table' | 'index', names: readonly string[]): number {
+  return db.prepare(`SELECT count(*) FROM sqlite_master WHERE type = ? AND name IN (${names.map(() => '?').join(', ')})`).pluck().get(type, ...names) as number;
+}
+
 export interface Tables {
   prepare(sql: string): Database.Statement;
   exec(sql: string): void;

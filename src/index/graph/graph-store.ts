@@ -1,4 +1,4 @@
-import type { Tables } from '../store.ts';
+import { schemaMeta, schemaObjects, type Tables } from '../store.ts';
 import type { FileRelations, ReceiverKind, ReferenceKind } from '../../syntax/relations/types.ts';
 import type { Declaration } from '../../syntax/types.ts';
 
@@ -168,28 +168,18 @@ export class GraphStore {
 
   /** Whether the graph's schema is current, with every table and index: nothing for `migrate` to do. */
   private static isCurrent(db: Tables): boolean {
-    const meta = db.prepare(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).get();
-    if (meta === undefined) return false;
-    const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
-    if (row?.value !== GRAPH_SCHEMA || GraphStore.tablesPresent(db) !== GRAPH_TABLES.length) return false;
     const indexes = [...FACT_INDEXES, ...EDGE_INDEXES].map(indexName);
-    const found = db
-      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${indexes.map(() => '?').join(', ')})`)
-      .get(...indexes) as { n: number };
-    return found.n === indexes.length;
+    return GraphStore.tablesCurrent(db) && schemaObjects(db, 'index', indexes) === indexes.length;
   }
 
-  private static tablesPresent(db: Tables): number {
-    const present = db
-      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${GRAPH_TABLES.map(() => '?').join(', ')})`)
-      .get(...GRAPH_TABLES) as { n: number };
-    return present.n;
+  /** The recorded schema is this one and every table is there (indexes aside: a bulk build drops some). */
+  private static tablesCurrent(db: Tables): boolean {
+    return schemaMeta(db, 'graph_schema') === GRAPH_SCHEMA && schemaObjects(db, 'table', GRAPH_TABLES) === GRAPH_TABLES.length;
   }
 
   private static migrate(db: Tables): void {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
-    const row = db.prepare(`SELECT value FROM meta WHERE key = 'graph_schema'`).get() as { value: string } | undefined;
-    if (row?.value === GRAPH_SCHEMA && GraphStore.tablesPresent(db) === GRAPH_TABLES.length) {
+    if (GraphStore.tablesCurrent(db)) {
       // A process that ended inside a bulk build or a full pass left some of them dropped.
       GraphStore.createIndexes(db, [...FACT_INDEXES, ...EDGE_INDEXES]);
       return;
