@@ -178,7 +178,7 @@ export class Indexer {
    * is building, and the partial revision of what is stored so far (per generation).
    */
   private partial: { captured: string; indexed: { generation: number; revision: string } | null } | null = null;
-  /** While a resolve pass runs on a worker thread (resolveAside): settles when it ends. */
+  /** While a build's closing work runs on a worker thread (closeAside): settles when it ends. */
   private graphResolving: Promise<void> | null = null;
   /** Reads waiting for a long build's first stored batch (or its end). */
   private earlyReaders: Array<() => void> = [];
@@ -371,7 +371,7 @@ export class Indexer {
     // What a bulk build owes the store (this one's, or one a stopped process left): ended here
     // before the pass, which needs the graph's fact indexes, or aside with it.
     const finish = this.store.bulkOwed() || (binding && !this.graph.store.factsIndexed());
-    const aside = this.closesAside() && (finish || (resolve && this.graph.pendingWork() >= RESOLVE_ASIDE_MIN));
+    const aside = (finish && this.closesAside()) || (resolve && this.resolvesAside());
     if (!aside) closeBuild(this.store, this.graph, finish, resolve ? { prune: true } : null);
     let stats: BuildStats;
     if (tree.kind === 'sealed') {
