@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,7 +21,9 @@ const REGISTER = `data:text/javascript,${encodeURIComponent(`import { register }
 
 /** Every module URL `node args` resolves, with the hook; the run must succeed. */
 function loadedBy(args: string[], cwd?: string): string[] {
-  const r = spawnSync(process.execPath, ['--import', REGISTER, ...args], { encoding: 'utf8', timeout: 60_000, cwd, env: { ...process.env, RIFT_HOME: mkdtempSync(join(tmpdir(), 'rift-home-')) } });
+  const home = mkdtempSync(join(tmpdir(), 'rift-home-'));
+  const r = spawnSync(process.execPath, ['--import', REGISTER, ...args], { encoding: 'utf8', timeout: 60_000, cwd, env: { ...process.env, RIFT_HOME: home } });
+  rmSync(home, { recursive: true, force: true });
   assert.equal(r.status, 0, r.stderr);
   return r.stderr
     .split('\n')

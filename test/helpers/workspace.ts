@@ -1,6 +1,7 @@
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 
 /** A temporary workspace with the given files (path → text or bytes). */
 export function tempWorkspace(files: Record<string, string | Uint8Array> = {}): string {
@@ -51,4 +52,20 @@ export async function resend<T>(call: () => Promise<T>, attempts = 10): Promise<
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
+}
+
+/**
+ * Holds the write lock of `root`'s index store, as another process writing it would, until
+ * `release` (which may be called again: it then does nothing).
+ */
+export function holdStoreWriteLock(root: string): { release: () => void } {
+  const db = new Database(join(root, '.rift', 'rift.db'));
+  db.exec('BEGIN IMMEDIATE');
+  return {
+    release: () => {
+      if (!db.open) return;
+      db.exec('COMMIT');
+      db.close();
+    },
+  };
 }

@@ -9,7 +9,7 @@ import { graphEdges, pythonModules } from '../helpers/graph.ts';
 import { runCli } from '../helpers/cli.ts';
 import { RIFT_ARGS } from '../support/rift-process.ts';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
-import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
+import { eventually, holdStoreWriteLock, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
 // A serving engine runs a build's closing work — what a bulk build owes the store (the full-text
 // merge, the name count, the graph's fact indexes) and a large resolve pass — on a worker thread
@@ -43,18 +43,6 @@ function graphPending(root: string): boolean {
   }
 }
 
-/** Holds the store's write lock, as another process writing it would. */
-function holdWriteLock(root: string): { release: () => void } {
-  const db = new Database(join(root, '.rift', 'rift.db'));
-  db.exec('BEGIN IMMEDIATE');
-  return {
-    release: () => {
-      db.exec('COMMIT');
-      db.close();
-    },
-  };
-}
-
 async function helperId(rift: RiftMcp, name: string): Promise<string> {
   const r = (await rift.call('get_symbol', { name })) as { hits: Array<{ symbol: { id: string; name: string } }> };
   const exact = r.hits.filter((h) => h.symbol.name === name);
@@ -70,7 +58,7 @@ async function callersOfHelper7(rift: RiftMcp, seed: string): Promise<string[]> 
 
 test('reads answer while a large resolve pass waits; a walk of the graph waits for it and sees every edge', async () => {
   const { root, edges } = pendingWorkspace();
-  const lock = holdWriteLock(root);
+  const lock = holdStoreWriteLock(root);
   let released = false;
   let rift: RiftMcp | null = null;
   try {
@@ -96,7 +84,7 @@ test('reads answer while a large resolve pass waits; a walk of the graph waits f
     assert.equal(graphPending(root), false);
     assert.deepEqual(graphEdges(root), edges);
   } finally {
-    if (!released) lock.release();
+    lock.release();
     await rift?.close();
     removeWorkspace(root);
   }
@@ -117,14 +105,12 @@ test('a one-shot build that finds the store sealed with its walk but the graph p
 
 test('a server killed while its resolve pass runs aside leaves the graph pending, and the next resolves it', async () => {
   const { root, edges } = pendingWorkspace();
-  const lock = holdWriteLock(root);
-  let released = false;
+  const lock = holdStoreWriteLock(root);
   try {
     const first = await startRift(root, {}, { standalone: true });
     await helperId(first, 'helper7'); // serving: its pass waits for the lock
     process.kill(first.pid!, 'SIGKILL');
     await first.close().catch(() => undefined);
-    released = true;
     lock.release();
     assert.ok(graphPending(root), 'the pending mark must survive a pass that never committed');
 
@@ -137,14 +123,14 @@ test('a server killed while its resolve pass runs aside leaves the graph pending
       await second.close();
     }
   } finally {
-    if (!released) lock.release();
+    lock.release();
     removeWorkspace(root);
   }
 });
 
 test('a server asked to stop while its pass waits stops at once, leaving the graph pending', async () => {
   const { root } = pendingWorkspace();
-  const lock = holdWriteLock(root);
+  const lock = holdStoreWriteLock(root);
   const child = spawn(process.execPath, [...RIFT_ARGS, 'mcp', '--standalone'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
   try {
     let stdout = '';
@@ -265,20 +251,18 @@ test('a merge a stopped cold build still owes is done aside at the next start, r
     db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_merge_owed', '1')`).run();
     for (const t of ['chunks_fts', 'symbols_fts', 'docs_fts', 'names_trigram']) db.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('automerge', 0)`);
     db.close();
-    const lock = holdWriteLock(root);
-    let released = false;
+    const lock = holdStoreWriteLock(root);
     const rift = await startRift(root, {}, { standalone: true });
     try {
       await helperId(rift, 'helper7');
       const found = (await rift.call('search', { query: 'helper8' })) as { results: unknown[] };
       assert.ok(found.results.length > 0);
       assert.equal(closingState(root).owed, true);
-      released = true;
       lock.release();
       await eventually(() => (closingState(root).owed ? undefined : true), 60_000);
       assert.deepEqual(closingState(root), { owed: false, automerge: [4, 4, 4, 4] });
     } finally {
-      if (!released) lock.release();
+      lock.release();
       await rift.close();
     }
   } finally {

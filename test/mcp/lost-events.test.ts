@@ -2,10 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { startRift, type RiftMcp } from '../helpers/mcp.ts';
-import { eventually, removeWorkspace, tempWorkspace, writeFiles } from '../helpers/workspace.ts';
+import { eventually, holdStoreWriteLock, removeWorkspace, tempWorkspace, writeFiles } from '../helpers/workspace.ts';
 
 // The index never silently lags the tree (issue 10). The watcher's backend loses events without
 // saying so — a burst past the kernel's queue, directories made before they are watched, a
@@ -223,10 +222,10 @@ test('an update that fails (another process holds the store past its wait) is no
   const root = tempWorkspace({ 'a.py': 'def alpha():\n    return 1\n', 'b.py': 'def keep():\n    return 0\n' });
   // A busy wait of 200 ms: the batch fails at once instead of after 30 s.
   const rift = await startRift(root, { RIFT_STORE_BUSY_WAIT_MS: '200' }, { standalone: true });
-  const holder = new Database(join(root, '.rift', 'rift.db'));
+  let holder: { release: () => void } | null = null;
   try {
     assert.equal((await find(rift, 'alpha')).length, 1);
-    holder.exec('BEGIN IMMEDIATE');
+    holder = holdStoreWriteLock(root);
     writeFileSync(join(root, 'a.py'), 'def omega():\n    return 2\n');
     await eventually(() => (/WARN +index\.update: incremental update failed; the tree is rescanned/.test(rift.stderr()) ? true : undefined), 30_000);
     // The rescan a second later fails too (the wait before the next one doubles).
@@ -236,7 +235,7 @@ test('an update that fails (another process holds the store past its wait) is no
     const stale = during.warnings.find((w) => w.kind === 'stale_index');
     assert.ok(stale, 'reads say the index may lag while the update waits');
     assert.match(stale.message, /an index update failed/);
-    holder.exec('COMMIT');
+    holder.release();
     // No further event comes: the next rescan applies the edit, and the warning ends.
     await eventually(async () => {
       const r = (await rift.call('get_symbol', { name: 'omega', include: [] })) as { hits: unknown[]; warnings: unknown[] };
@@ -244,7 +243,7 @@ test('an update that fails (another process holds the store past its wait) is no
     }, 60_000);
     assert.deepEqual(await find(rift, 'alpha'), []);
   } finally {
-    holder.close();
+    holder?.release();
     await rift.close();
     removeWorkspace(root);
   }
