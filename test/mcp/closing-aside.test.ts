@@ -269,3 +269,36 @@ test('a merge a stopped cold build still owes is done aside at the next start, r
     removeWorkspace(root);
   }
 });
+
+test('the map computed ahead of a batch resolved aside is computed again over the resolved graph', async () => {
+  const consumer = (hub: string, i: number) => `from ${hub} import target\n\n\ndef use${i}():\n    return target()\n`;
+  const files: Record<string, string> = { 'hub_a.py': 'def target():\n    return 1\n', 'hub_b.py': 'def target():\n    return 2\n' };
+  for (let i = 0; i < MODULES; i++) files[`use/c${i}.py`] = consumer('hub_a', i);
+  const root = tempWorkspace(files);
+  // One batch for every rewrite below (a pass that large runs aside).
+  const rift = await startRift(root, { RIFT_WATCH_DEBOUNCE_MS: '1000', RIFT_LOG: 'debug' }, { standalone: true });
+  const topHub = async () => {
+    const r = await rift.client.readResource({ uri: 'rift://map' });
+    return (JSON.parse((r.contents[0] as { text: string }).text) as { hubs: Array<{ symbol: string }> }).hubs[0]?.symbol;
+  };
+  try {
+    // Read once, the map is computed ahead of reads at each publication from then on.
+    assert.equal(await topHub(), 'rift://symbol/python/hub_a.py/target');
+    const staging = mkdtempSync(join(root, '.staging-'));
+    try {
+      for (let i = 0; i < MODULES; i++) {
+        writeFileSync(join(staging, 'next'), consumer('hub_b', i));
+        renameSync(join(staging, 'next'), join(root, `use/c${i}.py`));
+      }
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+    // The batch publishes before its pass (the map is computed then, over the graph as it was),
+    // and again once the pass commits: no later event is needed for the map to follow.
+    await eventually(async () => ((await topHub()) === 'rift://symbol/python/hub_b.py/target' ? true : undefined), 60_000);
+    assert.match(rift.stderr(), /closing work done on a worker thread finish=false/);
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+  }
+});
