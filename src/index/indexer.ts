@@ -769,6 +769,7 @@ export class Indexer {
     if (this.pending.size === 0 && !this.policyDirty) return;
     const paths = [...this.pending].sort();
     this.pending.clear();
+    let changedWhileRead: string[] = [];
     for (const p of paths) this.inflight.add(p);
     try {
       // Events may have been lost (a burst past the kernel's queue, directories made faster than
@@ -791,11 +792,12 @@ export class Indexer {
         await this.reconcile();
         return;
       }
-      await this.applyPaths(paths);
+      changedWhileRead = await this.applyPaths(paths);
     } finally {
       for (const p of paths) this.inflight.delete(p);
       this.observedVersion++;
     }
+    for (const p of changedWhileRead) this.noteDrift(p);
   }
 
   /**
@@ -810,7 +812,7 @@ export class Indexer {
         if (!this.visibility || !this.selection) return rebuild();
         // Grammars load only when a path needs parsing (a change to a text file loads none).
         if (paths.some((p) => this.selection!.syntaxLanguage(p))) await initSyntax();
-        await this.applyPaths([...paths].sort());
+        for (const p of await this.applyPaths([...paths].sort())) this.noteDrift(p);
       }, rebuild),
     );
   }
@@ -845,8 +847,13 @@ export class Indexer {
     return results;
   }
 
-  /** Reads, parses and publishes the given files as one batch. */
-  private async applyPaths(paths: readonly string[]): Promise<void> {
+  /**
+   * Reads, parses and publishes the given files as one batch; answers those whose size or mtime
+   * changed since they were read, which the caller queues to be read again. A file rewritten in
+   * place is truncated, then written: read in between, it is stored half-written, and the event
+   * of the write may arrive merged with the one that led to the read (the backend batches them).
+   */
+  private async applyPaths(paths: readonly string[]): Promise<string[]> {
     const visibility = this.visibility!;
     const selection = this.selection!;
     const maxFileBytes = selection.config.source.max_file_bytes;
@@ -888,6 +895,7 @@ export class Indexer {
       this.emitFiles([...changed, ...[...drops, ...deletions].map((path): FileChangeEvent => ({ path, kind: 'deleted' }))]);
       if (aside) await this.closeAside(false, { job: this.graph.job(), prune: false });
     }
+    return results.flatMap((r) => (r.ok && changedSince(join(this.root, r.path), r) ? [r.path] : []));
   }
 
   private isVisibleDirectory(path: string): boolean {
@@ -1030,6 +1038,15 @@ type Stat = { size: number; mtimeMs: number };
 /** Same size and mtime: the store's (and a warm start's) test for "unchanged". */
 function sameStat(a: Stat | undefined, b: Stat): boolean {
   return a !== undefined && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/** Whether the file at `abs` no longer has the size and mtime a read of it found (gone: its deletion event follows). */
+function changedSince(abs: string, read: Stat): boolean {
+  try {
+    return !sameStat(read, lstatSync(abs));
+  } catch {
+    return false;
+  }
 }
 
 /** A walked file's stored digest when its size and mtime are as stored, else null. */

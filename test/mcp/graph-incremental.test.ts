@@ -128,7 +128,9 @@ async function awaitIndexed(rift: RiftMcp, files: Record<string, string>): Promi
   } catch (e) {
     const r = await rift.client.readResource({ uri: 'rift://workspace' });
     const indexed = new Map((JSON.parse((r.contents[0] as { text: string }).text) as { source: Array<{ path: string; digest: string }> }).source.map((s) => [s.path, s.digest]));
-    const differ = Object.keys(files).filter((path) => indexed.get(path) !== sha256Hex(files[path]).slice(0, 8));
+    const differ = Object.keys(files)
+      .filter((path) => indexed.get(path) !== sha256Hex(files[path]).slice(0, 8))
+      .map((path) => `${path} (indexed ${indexed.get(path)}, on disk ${sha256Hex(files[path]).slice(0, 8)}, empty ${sha256Hex('').slice(0, 8)})`);
     const log = rift.stderr().split('\n').filter((l) => / (WARN|ERROR) /.test(l)).slice(-10).join(' | ');
     throw new Error(`${(e as Error).message}; indexed digests differ for ${JSON.stringify(differ)}; server log: ${log}`);
   }

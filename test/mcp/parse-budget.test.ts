@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renameSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PARSE_TIME_MAX_MS } from '../../src/core/limits.ts';
+import { sha256Hex } from '../../src/core/digest.ts';
 import { startRift } from '../helpers/mcp.ts';
 import { eventually, removeWorkspace, tempWorkspace } from '../helpers/workspace.ts';
 
@@ -68,5 +70,33 @@ test('a warm start keeps the unparsed file and its reason without parsing it aga
   } finally {
     await rift.close();
     removeWorkspace(root);
+  }
+});
+
+test('a file written again while it is read is read again, though no event reports the second write', async () => {
+  const root = tempWorkspace({ 'a.py': 'def alpha(): pass\n' });
+  // A second name for the file outside the workspace: writes through it change the file, and no
+  // event reaches the workspace's watcher (inotify reports a write under the name written).
+  const outside = mkdtempSync(join(tmpdir(), 'rift-link-'));
+  const rift = await startRift(root, { RIFT_WATCH_DEBOUNCE_MS: '0' }, { standalone: true });
+  const indexedDigest = async () => {
+    const r = await rift.client.readResource({ uri: 'rift://workspace' });
+    return (JSON.parse((r.contents[0] as { text: string }).text) as { source: Array<{ path: string; digest: string }> }).source.find((s) => s.path === 'slow.py')?.digest;
+  };
+  try {
+    assert.deepEqual(((await rift.call('get_symbol', { name: 'alpha' })) as Symbols).warnings, []);
+    writeFileSync(`${root}.slow.py`, `${SLOW}# first\n`);
+    renameSync(`${root}.slow.py`, join(root, 'slow.py'));
+    linkSync(join(root, 'slow.py'), join(outside, 'slow.py'));
+    // The watcher's event is in: the file is read, then parsed for seconds.
+    await eventually(async () => ((await rift.call('get_symbol', { name: 'alpha' })) as Symbols).warnings.some((w) => w.kind === 'stale_index'), 10_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const second = `${SLOW}# second, and longer\n`;
+    writeFileSync(join(outside, 'slow.py'), second);
+    await eventually(async () => ((await indexedDigest()) === sha256Hex(second).slice(0, 8) ? true : undefined), 6 * PARSE_TIME_MAX_MS);
+  } finally {
+    await rift.close();
+    removeWorkspace(root);
+    rmSync(outside, { recursive: true, force: true });
   }
 });
